@@ -1,0 +1,76 @@
+/// `iron list [kernels|tests]`: the registered kernels and kernel tests.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "iron/core/error.hpp"
+#include "iron/dsl/kernel.hpp"
+#include "iron/testing/registry.hpp"
+
+namespace iron::cli {
+namespace {
+
+struct Row {
+  std::string name;
+  std::string dtypes;
+  std::string where;
+};
+
+std::string dtype_names(const std::vector<DType>& dtypes) {
+  std::string out;
+  for (const DType d : dtypes) out += (out.empty() ? "" : " ") + std::string(dtype_name(d));
+  return out;
+}
+
+void print_rows(const std::string& title, const std::vector<Row>& rows) {
+  fmt::print("{} ({}):\n", title, rows.size());
+  std::size_t name_width = 0, dtypes_width = 0;
+  for (const Row& r : rows) {
+    name_width = std::max(name_width, r.name.size());
+    dtypes_width = std::max(dtypes_width, r.dtypes.size());
+  }
+  for (const Row& r : rows) {
+    fmt::print("  {:<{}}  {:<{}}  {}\n", r.name, name_width, r.dtypes, dtypes_width, r.where);
+  }
+}
+
+void list_kernels() {
+  std::vector<Row> rows;
+  for (const auto& k : dsl::registered_kernels()) {
+    rows.push_back({k.name, dtype_names(k.dtypes), format_loc(k.loc)});
+  }
+  print_rows("kernels", rows);
+}
+
+void list_tests() {
+  std::vector<Row> rows;
+  for (const auto& t : testing::registered_tests()) {
+    std::vector<DType> dtypes;
+    for (const auto& d : t.dtypes) dtypes.push_back(d.dtype);
+    rows.push_back({t.name, dtype_names(dtypes), format_loc(t.loc)});
+  }
+  print_rows("tests", rows);
+}
+
+}  // namespace
+
+Command add_list_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "list",
+      "List the registered kernels (with their dtypes and source location) and kernel "
+      "tests (with the dtypes they run with)");
+  auto what = std::make_shared<std::string>("all");
+  cmd->add_option("what", *what, "kernels, tests, or all (the default)")
+      ->check(CLI::IsMember({"kernels", "tests", "all"}));
+  return {cmd, [what] {
+            if (*what != "tests") list_kernels();
+            if (*what != "kernels") list_tests();
+            return 0;
+          }};
+}
+
+}  // namespace iron::cli

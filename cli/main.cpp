@@ -1,0 +1,33 @@
+/// The `iron` command line: list, inspect, test and device.
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Iron: GPU kernels written once in a C++ DSL, traced into Iron IR and run on the "
+      "CPU simulator (CUDA and Metal backends are in progress).",
+      "iron"};
+  app.set_version_flag("--version", IRON_VERSION);
+  app.require_subcommand(1);
+  const std::vector<iron::cli::Command> commands = {
+      iron::cli::add_list_command(app), iron::cli::add_inspect_command(app),
+      iron::cli::add_test_command(app), iron::cli::add_device_command(app)};
+  try {
+    app.parse(argc, argv);
+    for (const auto& command : commands) {
+      if (command.parser->parsed()) return command.run();
+    }
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const iron::cli::UsageError& e) {
+    fmt::print(stderr, "iron: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "iron: {}\n", e.what());
+    return 1;
+  }
+  return 2;
+}

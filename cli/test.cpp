@@ -1,0 +1,148 @@
+/// `iron test`: runs the registered kernel tests on a backend, several cases at a time.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands.hpp"
+#include "iron/core/error.hpp"
+#include "iron/runtime/backend.hpp"
+#include "iron/testing/registry.hpp"
+#include "iron/testing/runner.hpp"
+#include "test_report.hpp"
+
+namespace iron::cli {
+namespace {
+
+struct TestOptions {
+  std::string backend = "auto";
+  std::string filter;
+  std::string dtype;
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  bool verbose = false;
+};
+
+struct Case {
+  const testing::TestCase* test;
+  DType dtype;
+};
+
+/// Every registered test × dtype that the filter and dtype select, in registry order.
+std::vector<Case> select_cases(const TestOptions& o) {
+  std::regex filter;
+  try {
+    filter = std::regex(o.filter, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw UsageError(
+        fmt::format("--filter '{}' is not a valid regular expression: {}", o.filter, e.what()));
+  }
+  std::vector<Case> cases;
+  for (const auto& test : testing::registered_tests()) {
+    if (!std::regex_search(test.name, filter) && !std::regex_search(test.kernel, filter)) continue;
+    for (const auto& d : test.dtypes) {
+      if (o.dtype.empty() || dtype_name(d.dtype) == o.dtype) cases.push_back({&test, d.dtype});
+    }
+  }
+  if (cases.empty()) {
+    const std::string which = fmt::format(
+        "{}{}", o.filter.empty() ? "" : fmt::format(" matching --filter '{}'", o.filter),
+        o.dtype.empty() ? "" : fmt::format(" with --dtype {}", o.dtype));
+    throw UsageError(fmt::format("no kernel test{} is registered (see `iron list tests`)", which));
+  }
+  return cases;
+}
+
+std::uint64_t random_seed() {
+  std::random_device device;
+  return (std::uint64_t{device()} << 32) | device();
+}
+
+/// One backend per worker, so that no backend is shared between threads.
+std::vector<std::unique_ptr<runtime::Backend>> make_backends(const std::string& name,
+                                                             std::size_t count) {
+  std::vector<std::unique_ptr<runtime::Backend>> backends;
+  try {
+    for (std::size_t i = 0; i < count; ++i) backends.push_back(runtime::make_backend(name));
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  return backends;
+}
+
+/// Runs the cases on one thread per backend; prints a progress line as each case finishes.
+std::vector<testing::TestResult> run_cases(const std::vector<Case>& cases,
+                                           std::vector<std::unique_ptr<runtime::Backend>>& backends,
+                                           std::uint64_t seed, bool verbose) {
+  std::vector<testing::TestResult> results(cases.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex print_mutex;
+  std::size_t done = 0;
+  auto work = [&](runtime::Backend& backend) {
+    for (std::size_t i = next++; i < cases.size(); i = next++) {
+      results[i] = testing::run_test(*cases[i].test, cases[i].dtype, backend, seed);
+      const std::lock_guard lock(print_mutex);
+      print_progress(++done, cases.size(), results[i], verbose);
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    for (auto& backend : backends) workers.emplace_back(work, std::ref(*backend));
+  }
+  return results;
+}
+
+int run_tests(const TestOptions& o) {
+  const std::vector<Case> cases = select_cases(o);
+  auto backends = make_backends(o.backend, std::min<std::size_t>(o.jobs, cases.size()));
+  const std::uint64_t seed = o.seed_given ? o.seed : random_seed();
+  fmt::print("iron test: {} cases on backend {}, {} threads, base seed {}\n", cases.size(),
+             backends.front()->name(), backends.size(), seed);
+  fmt::print("--seed {} reproduces this run\n\n", seed);
+  const auto results = run_cases(cases, backends, seed, o.verbose);
+  print_report(results);
+  const bool all_passed =
+      std::all_of(results.begin(), results.end(), [](const auto& r) { return r.passed; });
+  return all_passed ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_test_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "test",
+      "Run the registered kernel tests (each test once per dtype) and compare every "
+      "output with its expected values; exits with status 1 if any case fails");
+  auto o = std::make_shared<TestOptions>();
+  cmd->add_option("--backend", o->backend,
+                  "Where to run: auto (the best available, the simulator today), sim, cuda or "
+                  "metal; see `iron device`")
+      ->check(CLI::IsMember({"auto", "sim", "cuda", "metal"}));
+  cmd->add_option("--filter", o->filter,
+                  "Run only tests whose name (kernel.case) or kernel name contains a match of "
+                  "this ECMAScript regular expression");
+  cmd->add_option("--dtype", o->dtype, "Run only the cases of this dtype")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  auto* seed = cmd->add_option("--seed", o->seed,
+                               "Base seed of the random inputs (default: a new one each run, "
+                               "printed so the run can be repeated)");
+  cmd->add_option("--jobs,-j", o->jobs, "Cases run at once (default: one per hardware thread)")
+      ->check(CLI::Range(1u, std::numeric_limits<unsigned>::max()));
+  cmd->add_flag("--verbose,-v", o->verbose,
+                "Also print each case's seed, and each failure's message as soon as it happens");
+  return {cmd, [o, seed] {
+            o->seed_given = seed->count() > 0;
+            return run_tests(*o);
+          }};
+}
+
+}  // namespace iron::cli

@@ -1,0 +1,227 @@
+/// Iron IR: a kernel is typed SSA values in nested blocks (loops and branches), plus its
+/// parameters, threadgroup allocations and dispatch contract. One X-macro list of op kinds
+/// drives the enum, the names used by the printer and parser, and the op classes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "iron/core/dtype.hpp"
+
+namespace iron::ir {
+
+using ValueId = std::uint32_t;
+inline constexpr ValueId kNoValue = 0xFFFFFFFFu;
+
+/// Where in the kernel's C++ source an op was traced (file relative to the project root).
+struct SourceLoc {
+  std::string file;
+  std::uint32_t line = 0;
+  bool known() const { return line != 0; }
+};
+
+// X(Enum, "text name", Class). Classes: leaf, unary, binary, compare, other.
+#define IRON_IR_OPS(X)                                         \
+  X(Const, "const", Leaf)                                      \
+  X(ConstexprRef, "constexpr", Leaf)                           \
+  X(Builtin, "builtin", Leaf)                                  \
+  X(Neg, "neg", Unary)                                         \
+  X(Not, "not", Unary)                                         \
+  X(Sqrt, "sqrt", Unary)                                       \
+  X(Rsqrt, "rsqrt", Unary)                                     \
+  X(Exp, "exp", Unary)                                         \
+  X(Exp2, "exp2", Unary)                                       \
+  X(Log, "log", Unary)                                         \
+  X(Log2, "log2", Unary)                                       \
+  X(Sin, "sin", Unary)                                         \
+  X(Cos, "cos", Unary)                                         \
+  X(Tanh, "tanh", Unary)                                       \
+  X(Abs, "abs", Unary)                                         \
+  X(Recip, "recip", Unary)                                     \
+  X(Floor, "floor", Unary)                                     \
+  X(Ceil, "ceil", Unary)                                       \
+  X(Add, "add", Binary)                                        \
+  X(Sub, "sub", Binary)                                        \
+  X(Mul, "mul", Binary)                                        \
+  X(Div, "div", Binary)                                        \
+  X(Rem, "rem", Binary)                                        \
+  X(Min, "min", Binary)                                        \
+  X(Max, "max", Binary)                                        \
+  X(Pow, "pow", Binary)                                        \
+  X(Atan2, "atan2", Binary)                                    \
+  X(And, "and", Binary)                                        \
+  X(Or, "or", Binary)                                          \
+  X(Xor, "xor", Binary)                                        \
+  X(Shl, "shl", Binary)                                        \
+  X(Shr, "shr", Binary)                                        \
+  X(Eq, "eq", Compare)                                         \
+  X(Ne, "ne", Compare)                                         \
+  X(Lt, "lt", Compare)                                         \
+  X(Le, "le", Compare)                                         \
+  X(Gt, "gt", Compare)                                         \
+  X(Ge, "ge", Compare)                                         \
+  X(Select, "select", Other)                                   \
+  X(Fma, "fma", Other)                                         \
+  X(Cast, "cast", Other)                                       \
+  X(Bitcast, "bitcast", Other)                                 \
+  X(Load, "load", Other)                                       \
+  X(Store, "store", Other)                                     \
+  X(SharedLoad, "shared.load", Other)                          \
+  X(SharedStore, "shared.store", Other)                        \
+  X(AtomicAdd, "atomic.add", Atomic)                           \
+  X(AtomicMax, "atomic.max", Atomic)                           \
+  X(AtomicMin, "atomic.min", Atomic)                           \
+  X(AtomicAnd, "atomic.and", Atomic)                           \
+  X(AtomicOr, "atomic.or", Atomic)                             \
+  X(AtomicXor, "atomic.xor", Atomic)                           \
+  X(AtomicExchange, "atomic.xchg", Atomic)                     \
+  X(Barrier, "barrier", Other)                                 \
+  X(SimdSum, "simd.sum", Simd)                                 \
+  X(SimdMax, "simd.max", Simd)                                 \
+  X(SimdMin, "simd.min", Simd)                                 \
+  X(SimdPrefixSum, "simd.prefix_sum", Simd)                    \
+  X(SimdPrefixExclusiveSum, "simd.prefix_exclusive_sum", Simd) \
+  X(SimdShuffle, "simd.shuffle", Simd)                         \
+  X(SimdShuffleXor, "simd.shuffle_xor", Simd)                  \
+  X(SimdShuffleUp, "simd.shuffle_up", Simd)                    \
+  X(SimdShuffleDown, "simd.shuffle_down", Simd)                \
+  X(SimdBroadcast, "simd.broadcast", Simd)                     \
+  X(ReduceSum, "reduce.sum", Group)                            \
+  X(ReduceMax, "reduce.max", Group)                            \
+  X(ReduceMin, "reduce.min", Group)                            \
+  X(VarDecl, "var", Other)                                     \
+  X(VarLoad, "var.load", Other)                                \
+  X(VarStore, "var.store", Other)                              \
+  X(For, "for", Other)                                         \
+  X(If, "if", Other)
+
+enum class OpKind : std::uint8_t {
+#define IRON_X(e, s, c) e,
+  IRON_IR_OPS(IRON_X)
+#undef IRON_X
+};
+
+/// Coarse op families used by passes, the verifier and the simulator.
+enum class OpClass : std::uint8_t { Leaf, Unary, Binary, Compare, Atomic, Simd, Group, Other };
+
+std::string_view op_name(OpKind k);
+OpClass op_class(OpKind k);
+/// Inverse of op_name; returns false for an unknown name.
+bool parse_op_name(std::string_view name, OpKind& out);
+
+/// The thread-geometry values a kernel can read. Per-axis ones carry an axis 0..2.
+enum class Builtin : std::uint8_t {
+  ThreadId,        ///< thread index within its group, per axis
+  GroupId,         ///< group index within the grid, per axis
+  GroupSize,       ///< threads per group, per axis
+  GridGroups,      ///< groups in the grid, per axis
+  GlobalId,        ///< group_id * group_size + thread_id, per axis
+  Lane,            ///< lane within the 32-wide simdgroup
+  Simdgroup,       ///< simdgroup index within the group
+  SimdgroupCount,  ///< simdgroups per group
+};
+std::string_view builtin_name(Builtin b);
+bool parse_builtin_name(std::string_view name, Builtin& out);
+inline bool builtin_has_axis(Builtin b) { return b <= Builtin::GlobalId; }
+
+struct Op;
+
+/// A straight-line list of ops; loops and branches own nested blocks.
+struct Block {
+  std::vector<Op> ops;
+};
+
+/// One IR operation. Which fields matter depends on `kind` (see docs/compiler.md):
+///   Const: type + fvalue/ivalue.          ConstexprRef: param.
+///   Builtin: builtin + axis.               Unary/Binary/Compare/Select/Fma: args.
+///   Cast/Bitcast: args[0], type = target.  Load: param, args=[index].
+///   Store: param, args=[index, value].     SharedLoad/Store: shared, args as Load/Store.
+///   Atomic*: param or shared, args=[index, value], result = previous value.
+///   Simd*/Reduce*: args=[value(, lane|mask|delta)].
+///   VarDecl: result = the variable, args=[init]. VarLoad: args=[var]. VarStore: args=[var, v].
+///   For: args=[start, end, step], result = induction value, blocks=[body]; runs while i < end.
+///   If: args=[cond], blocks=[then, else].
+struct Op {
+  OpKind kind = OpKind::Const;
+  DType type = DType::U32;  ///< type of the result (or of the stored / declared value)
+  ValueId result = kNoValue;
+  std::vector<ValueId> args;
+  double fvalue = 0.0;      ///< Const of a float type
+  std::int64_t ivalue = 0;  ///< Const of an integer or bool type
+  Builtin builtin = Builtin::ThreadId;
+  std::uint8_t axis = 0;
+  int param = -1;   ///< kernel parameter index (tensor or constexpr)
+  int shared = -1;  ///< threadgroup allocation index
+  std::vector<Block> blocks;
+  SourceLoc loc;
+};
+
+enum class ParamKind : std::uint8_t { Input, Output, Constexpr };
+std::string_view param_kind_name(ParamKind k);
+bool parse_param_kind_name(std::string_view name, ParamKind& out);
+
+/// A kernel argument: a tensor read by the kernel, a tensor it writes, or a constexpr scalar.
+struct Param {
+  std::string name;
+  ParamKind kind = ParamKind::Input;
+  DType dtype = DType::F32;
+};
+
+/// A threadgroup-memory buffer; its name is generated, so two can never collide.
+struct SharedAlloc {
+  std::string name;
+  DType dtype = DType::F32;
+  std::uint32_t size = 0;  ///< elements
+};
+
+/// How the grid maps to work (seed style guide §4).
+enum class DispatchMode : std::uint8_t { Elementwise, Reduction, Tiled };
+std::string_view dispatch_mode_name(DispatchMode m);
+bool parse_dispatch_mode_name(std::string_view name, DispatchMode& out);
+
+/// A rule on the threads per group (x * y * z). The bound is a literal, or a constexpr
+/// parameter's value divided by `divisor` when `constexpr_name` is set.
+struct SizeRule {
+  enum class Kind : std::uint8_t { MultipleOf, AtLeast, AtMost, Exactly, PowerOfTwo };
+  Kind kind = Kind::MultipleOf;
+  std::int64_t value = 0;
+  std::string constexpr_name;
+  std::int64_t divisor = 1;
+};
+std::string_view size_rule_name(SizeRule::Kind k);
+bool parse_size_rule_name(std::string_view name, SizeRule::Kind& out);
+
+/// The kernel's declared dispatch contract, checked before every launch.
+struct DispatchContract {
+  DispatchMode mode = DispatchMode::Elementwise;
+  std::vector<SizeRule> group_size_rules;
+};
+
+struct Kernel {
+  std::string name;
+  DType dtype = DType::F32;  ///< the binding of the generic float type T
+  std::vector<Param> params;
+  std::vector<SharedAlloc> shared;
+  DispatchContract dispatch;
+  Block body;
+  std::uint32_t num_values = 0;  ///< value ids are 0 .. num_values-1
+  SourceLoc loc;                 ///< where the kernel is defined
+
+  int find_param(std::string_view param_name) const;
+};
+
+/// Calls `fn(op)` on every op in `block`, nested blocks included, in program order.
+template <class Fn>
+void walk(const Block& block, Fn&& fn) {
+  for (const Op& op : block.ops) {
+    fn(op);
+    for (const Block& b : op.blocks) walk(b, fn);
+  }
+}
+
+/// Number of ops in the kernel, nested ones included.
+std::size_t count_ops(const Kernel& k);
+
+}  // namespace iron::ir

@@ -1,0 +1,128 @@
+/// Symbolic control flow. `for (auto i : range(a, b, step))` emits a loop; IRON_IF(c) { … }
+/// IRON_ELSE { … } emits a branch. Leaving either early with `break`, `return` or an exception
+/// is a trace error naming the line, never silently dropped code. Plain C++ `for` and `if` over
+/// C++ values run at trace time (a C++ loop unrolls).
+#pragma once
+
+#include <exception>
+#include <source_location>
+
+#include "iron/dsl/expr.hpp"
+
+namespace iron::dsl {
+
+namespace detail {
+
+/// One symbolic scope opened now and closed by finish(); leaving it any other way is an error.
+class ScopeGuard {
+ public:
+  ScopeGuard() = default;
+  ScopeGuard(const ScopeGuard&) = delete;
+  ScopeGuard& operator=(const ScopeGuard&) = delete;
+  ~ScopeGuard();
+  /// Opens block `index` of the op just emitted.
+  void open(std::size_t index, const char* construct);
+  /// The scope ended normally.
+  void finish();
+  bool is_open() const { return tracer_ != nullptr; }
+
+ private:
+  Tracer* tracer_ = nullptr;
+  ir::SourceLoc opened_at_;
+  std::size_t depth_ = 0;
+  const char* construct_ = "";
+  int exceptions_ = 0;
+};
+
+ir::ValueId emit_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type);
+void emit_if(ir::ValueId cond);
+
+}  // namespace detail
+
+/// The integer sequence start, start+step, … below end, traced as one symbolic loop.
+template <IntegerElement I>
+class Range {
+ public:
+  Range(Expr<I> start, Expr<I> end, Expr<I> step, std::source_location where)
+      : start_(start), end_(end), step_(step), where_(where) {}
+
+  class Iterator {
+   public:
+    explicit Iterator(Range* range) : range_(range) {}
+    Expr<I> operator*() const { return range_->induction_; }
+    Iterator& operator++() {
+      range_->guard_.finish();
+      range_->done_ = true;
+      return *this;
+    }
+    bool operator!=(const Iterator&) const { return !range_->done_; }
+
+   private:
+    Range* range_;
+  };
+
+  Iterator begin() {
+    detail::Tracer::current().at(where_);
+    induction_ = Expr<I>::wrap(detail::emit_for(start_.id(), end_.id(), step_.id(), dtype_of<I>));
+    guard_.open(0, "symbolic loop");
+    return Iterator(this);
+  }
+  Iterator end() { return Iterator(this); }
+
+ private:
+  Expr<I> start_, end_, step_, induction_;
+  std::source_location where_;
+  detail::ScopeGuard guard_;
+  bool done_ = false;
+};
+
+/// A symbolic loop from `start` to `end` (exclusive) by `step`, which must be positive.
+template <class A, class B, class C = int>
+auto range(const A& start, const B& end, const C& step = 1,
+           std::source_location where = std::source_location::current()) {
+  using I = typename detail::element_or<
+      A, typename detail::element_or<B, typename detail::element_or<C, u32>::type>::type>::type;
+  static_assert(IntegerElement<I>, "Iron: range() needs integer bounds");
+  detail::Tracer::current().at(where);
+  return Range<I>(detail::to_expr<I>(start), detail::to_expr<I>(end), detail::to_expr<I>(step),
+                  where);
+}
+
+namespace detail {
+
+/// Drives IRON_IF / IRON_ELSE: the body runs once, inside the branch's block.
+class BranchScope {
+ public:
+  /// The then-block of a new If on `cond`.
+  BranchScope(const Expr<boolean>& cond, std::source_location where);
+  /// The else-block of the If just closed in this block.
+  explicit BranchScope(std::source_location where);
+  bool pending() const { return !entered_; }
+  void enter() { entered_ = true; }
+  void done() { guard_.finish(); }
+
+ private:
+  ScopeGuard guard_;
+  bool entered_ = false;
+};
+
+}  // namespace detail
+
+}  // namespace iron::dsl
+
+/// A symbolic branch: IRON_IF(cond) { … } — the body runs at trace time once, into the branch.
+/// The trailing `if (…) {} else` makes a plain C++ `else` after the body a syntax error.
+#define IRON_IF(cond)                                                               \
+  for (::iron::dsl::detail::BranchScope iron_branch_scope_{                         \
+           (cond), ::std::source_location::current()};                              \
+       iron_branch_scope_.pending(); iron_branch_scope_.done())                      \
+    if (iron_branch_scope_.enter(); false) {                                      \
+    } else
+
+/// The else-branch of the IRON_IF just before it.
+#define IRON_ELSE                                                                   \
+  for (::iron::dsl::detail::BranchScope iron_branch_scope_{                         \
+           ::std::source_location::current()};                                      \
+       iron_branch_scope_.pending(); iron_branch_scope_.done())                      \
+    if (iron_branch_scope_.enter(); false) {                                      \
+    } else

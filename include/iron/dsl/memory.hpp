@@ -1,0 +1,146 @@
+/// Kernel parameters and memory: input tensors (Tensor<T>), output tensors (Out<T>), constexpr
+/// scalars (Constexpr<T>), threadgroup memory by handle (shared<T>(n)), and the loads, stores
+/// and atomics on them.
+#pragma once
+
+#include <source_location>
+#include <string>
+
+#include "iron/dsl/expr.hpp"
+
+namespace iron::dsl {
+
+namespace detail {
+ir::ValueId emit_load(int param, int shared, ir::ValueId index, DType type);
+void emit_store(int param, int shared, ir::ValueId index, ir::ValueId value, DType type);
+ir::ValueId emit_atomic(ir::OpKind kind, int param, int shared, ir::ValueId index,
+                        ir::ValueId value, DType type);
+ir::ValueId emit_constexpr_ref(int param, DType type);
+
+/// An element of a tensor or of a threadgroup allocation, named by `param` or `shared`.
+template <Element T, bool Writable>
+struct ElementRef {
+  int param = -1;
+  int shared = -1;
+  ir::ValueId index = ir::kNoValue;
+};
+
+/// An index must be an integer symbolic value or an integer literal.
+template <class I>
+ir::ValueId index_id(const I& i) {
+  if constexpr (Symbolic<I>) {
+    static_assert(IntegerElement<element_of<I>>, "Iron: an index must be an integer value");
+    return to_expr<element_of<I>>(i).id();
+  } else {
+    static_assert(std::is_integral_v<I>, "Iron: an index must be an integer value");
+    return to_expr<u32>(i).id();
+  }
+}
+}  // namespace detail
+
+/// A tensor the kernel reads. Indexing gives an element to load().
+template <Element T>
+class Tensor {
+ public:
+  Tensor(int param) : param_(param) {}  // NOLINT(google-explicit-constructor)
+  static constexpr ir::ParamKind kind = ir::ParamKind::Input;
+  using element = T;
+  template <class I>
+  detail::ElementRef<T, false> operator[](const I& i) const {
+    return {param_, -1, detail::index_id(i)};
+  }
+
+ protected:
+  int param_;
+};
+
+/// A tensor the kernel writes (and may read). Every Out<T> must be written somewhere.
+template <Element T>
+class Out {
+ public:
+  Out(int param) : param_(param) {}  // NOLINT(google-explicit-constructor)
+  static constexpr ir::ParamKind kind = ir::ParamKind::Output;
+  using element = T;
+  template <class I>
+  detail::ElementRef<T, true> operator[](const I& i) const {
+    return {param_, -1, detail::index_id(i)};
+  }
+
+ private:
+  int param_;
+};
+
+/// A scalar fixed at dispatch time (a shape, a flag, an epsilon); usable as an Expr<T>.
+template <Element T>
+class Constexpr : public Expr<T> {
+ public:
+  Constexpr(int param)  // NOLINT(google-explicit-constructor)
+      : Expr<T>(Expr<T>::wrap(detail::emit_constexpr_ref(param, dtype_of<T>))), param_(param) {}
+  static constexpr ir::ParamKind kind = ir::ParamKind::Constexpr;
+  int param() const { return param_; }
+
+ private:
+  int param_;
+};
+
+/// A threadgroup-memory allocation of `size` elements, made by shared<T>(size).
+template <Element T>
+class Shared {
+ public:
+  explicit Shared(int alloc) : alloc_(alloc) {}
+  template <class I>
+  detail::ElementRef<T, true> operator[](const I& i) const {
+    return {-1, alloc_, detail::index_id(i)};
+  }
+
+ private:
+  int alloc_;
+};
+
+/// Allocates threadgroup memory; each call is a distinct allocation with a generated name.
+template <Element T>
+Shared<T> shared(std::uint32_t size, std::source_location where = std::source_location::current()) {
+  auto& t = detail::Tracer::current();
+  t.at(where);
+  return Shared<T>(t.add_shared(dtype_of<T>, size));
+}
+
+template <Element T, bool W>
+Expr<T> load(const detail::ElementRef<T, W>& ref,
+             std::source_location where = std::source_location::current()) {
+  detail::Tracer::current().at(where);
+  return Expr<T>::wrap(detail::emit_load(ref.param, ref.shared, ref.index, dtype_of<T>));
+}
+
+template <Element T, class X>
+void store(const detail::ElementRef<T, true>& ref, const X& value,
+           std::source_location where = std::source_location::current()) {
+  detail::Tracer::current().at(where);
+  detail::emit_store(ref.param, ref.shared, ref.index, detail::to_expr<T>(value).id(),
+                     dtype_of<T>);
+}
+
+/// Storing into an input tensor is a compile error: mark the parameter Out<T>.
+template <Element T, class X>
+void store(const detail::ElementRef<T, false>& ref, const X& value,
+           std::source_location where = std::source_location::current()) = delete;
+
+#define IRON_ATOMIC(fn, kind)                                                               \
+  template <Element T, class X>                                                             \
+  Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value,                        \
+             std::source_location where = std::source_location::current()) {               \
+    detail::Tracer::current().at(where);                                                    \
+    return Expr<T>::wrap(detail::emit_atomic(ir::OpKind::kind, ref.param, ref.shared, ref.index,  \
+                                       detail::to_expr<T>(value).id(), dtype_of<T>));       \
+  }
+/// Atomic read-modify-write on an output tensor or shared element; returns the old value.
+IRON_ATOMIC(atomic_add, AtomicAdd)
+IRON_ATOMIC(atomic_max, AtomicMax)
+IRON_ATOMIC(atomic_min, AtomicMin)
+IRON_ATOMIC(atomic_and, AtomicAnd)
+IRON_ATOMIC(atomic_or, AtomicOr)
+IRON_ATOMIC(atomic_xor, AtomicXor)
+IRON_ATOMIC(atomic_exchange, AtomicExchange)
+#undef IRON_ATOMIC
+
+}  // namespace iron::dsl

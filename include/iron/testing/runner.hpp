@@ -1,0 +1,35 @@
+/// Runs registered kernel tests on a backend and compares outputs with the oracle's values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "iron/runtime/backend.hpp"
+#include "iron/testing/registry.hpp"
+
+namespace iron::testing {
+
+struct TestResult {
+  std::string name;  ///< "<kernel>.<case>"
+  DType dtype = DType::F32;
+  std::string backend;
+  bool passed = false;
+  std::uint64_t seed = 0;
+  double seconds = 0.0;
+  /// Empty when passed; else what went wrong (first mismatches, sanitizer report, trace error).
+  std::string message;
+};
+
+/// The seed a test case uses under a run's base seed (stable per name and dtype).
+std::uint64_t case_seed(std::uint64_t base_seed, const std::string& name, DType dtype);
+
+/// Runs one case: builds the setup, poisons outputs, launches, compares. Never throws.
+TestResult run_test(const TestCase& test, DType dtype, runtime::Backend& backend,
+                    std::uint64_t base_seed);
+
+/// Compares `got` with `want` element by element; returns "" or the first mismatches.
+std::string compare_outputs(const std::string& output, const std::vector<float>& got,
+                            const std::vector<float>& want, Tolerance tol);
+
+}  // namespace iron::testing

@@ -1,0 +1,97 @@
+/// iron_rms_norm: out[r, j] = x[r, j] * weight[j] / sqrt(mean_k x[r, k]^2 + eps).
+///
+/// The sum of squares accumulates in f32 whatever T is; the result is rounded once to T.
+///
+/// ## Layout
+/// - `inp    [rows, n]` T
+/// - `weight [n]`       T
+/// - `out    [rows, n]` T
+///
+/// ## Dispatch
+/// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
+/// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
+#include <cmath>
+
+#include <iron/iron.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
+using namespace iron::dsl;
+
+IRON_KERNEL(iron_rms_norm,
+            (Tensor<T> inp, Tensor<T> weight, Out<T> out, Constexpr<u32> n, Constexpr<f32> eps)) {
+  dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
+  auto base = program_id<0>() * n;
+  auto tid = thread_id<0>();
+  auto tpg = group_size<0>();
+
+  Var<f32> local_squares = 0.0f;
+  for (auto j : range(tid, n, tpg)) {
+    auto v = cast<f32>(load(inp[base + j]));
+    local_squares += v * v;
+  }
+  auto inv_rms = rsqrt(reduce_sum(local_squares) / cast<f32>(n) + eps);
+
+  for (auto j : range(tid, n, tpg)) {
+    auto v = cast<f32>(load(inp[base + j])) * inv_rms * cast<f32>(load(weight[j]));
+    store(out[base + j], cast<T>(v));
+  }
+}
+
+namespace {
+
+/// The definition, in double.
+std::vector<float> rms_norm_oracle(const std::vector<float>& x, const std::vector<float>& w,
+                                   std::size_t rows, std::size_t n, float eps) {
+  std::vector<float> y(x.size());
+  for (std::size_t r = 0; r < rows; ++r) {
+    double squares = 0.0;
+    for (std::size_t j = 0; j < n; ++j) squares += double{x[r * n + j]} * x[r * n + j];
+    const double scale = 1.0 / std::sqrt(squares / static_cast<double>(n) + eps);
+    for (std::size_t j = 0; j < n; ++j) {
+      y[r * n + j] = static_cast<float>(x[r * n + j] * scale * w[j]);
+    }
+  }
+  return y;
+}
+
+testing::TestSetup rms_norm_setup(std::size_t rows, std::size_t n, std::uint32_t tpg, float spread,
+                                  DType dt, testing::Rng& rng) {
+  const float eps = 1e-5f;
+  const auto x = testing::round_through(rng.uniform(rows * n, -spread, spread), dt);
+  const auto w = testing::round_through(rng.uniform(n, 0.5f, 1.5f), dt);
+  return testing::TestSetup("iron_rms_norm", dt)
+      .input("inp", x)
+      .input("weight", w)
+      .output("out", rows * n)
+      .constant("n", static_cast<double>(n))
+      .constant("eps", eps)
+      .expect("out", rms_norm_oracle(x, w, rows, n, eps))
+      .grid_rows(static_cast<std::uint32_t>(rows), tpg);
+}
+
+}  // namespace
+
+IRON_TEST(iron_rms_norm, hidden_4096, F32(1e-5, 1e-5), F16(1e-3, 2e-3),
+          BF16(1e-2, 1e-2)) {
+  return rms_norm_setup(8, 4096, 256, 2.0f, dt, rng);
+}
+
+// A row length that is not a multiple of the group size, and a single-element row.
+IRON_TEST(iron_rms_norm, ragged_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3),
+          BF16(1e-2, 1e-2)) {
+  return rms_norm_setup(3, 999, 64, 2.0f, dt, rng);
+}
+
+IRON_TEST(iron_rms_norm, single_element_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3),
+          BF16(1e-2, 1e-2)) {
+  return rms_norm_setup(4, 1, 32, 2.0f, dt, rng);
+}
+
+// Values near ±200 square to 4e4 each: the f32 sum must not overflow f16 range.
+IRON_TEST(iron_rms_norm, large_magnitude, F32(1e-5, 1e-5), F16(1e-3, 2e-3),
+          BF16(1e-2, 1e-2)) {
+  return rms_norm_setup(2, 2048, 1024, 200.0f, dt, rng);
+}
+
+}  // namespace iron::kernels

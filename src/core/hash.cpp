@@ -1,0 +1,129 @@
+/// Structural hash of a kernel: FNV-1a over everything the text form shows, except source
+/// locations, with value ids renumbered in definition order.
+#include "iron/core/hash.hpp"
+
+#include <bit>
+#include <cmath>
+#include <string_view>
+#include <unordered_map>
+
+namespace iron::ir {
+namespace {
+
+class Hasher {
+ public:
+  explicit Hasher(const Kernel& k) : k_(k) {}
+
+  std::uint64_t run() {
+    number(k_.body);
+    str(k_.name);
+    u64(static_cast<std::uint64_t>(k_.dtype));
+    u64(static_cast<std::uint64_t>(k_.dispatch.mode));
+    u64(k_.params.size());
+    for (const Param& p : k_.params) {
+      str(p.name);
+      u64(static_cast<std::uint64_t>(p.kind));
+      u64(static_cast<std::uint64_t>(p.dtype));
+    }
+    u64(k_.shared.size());
+    for (const SharedAlloc& s : k_.shared) {
+      str(s.name);
+      u64(static_cast<std::uint64_t>(s.dtype));
+      u64(s.size);
+    }
+    u64(k_.dispatch.group_size_rules.size());
+    for (const SizeRule& r : k_.dispatch.group_size_rules) rule(r);
+    block(k_.body);
+    return h_;
+  }
+
+ private:
+  /// Gives every defined value its position in definition order.
+  void number(const Block& b) {
+    walk(b, [&](const Op& op) {
+      if (op.result != kNoValue) canonical_.emplace(op.result, canonical_.size());
+    });
+  }
+
+  void byte(std::uint8_t b) {
+    h_ ^= b;
+    h_ *= 0x100000001b3ull;
+  }
+  void u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) byte(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void str(std::string_view s) {
+    u64(s.size());
+    for (char c : s) byte(static_cast<std::uint8_t>(c));
+  }
+
+  /// A defined value by its canonical number; an undefined one (malformed IR) by its raw id.
+  void value(ValueId id) {
+    const auto it = canonical_.find(id);
+    u64(it != canonical_.end() ? it->second : (std::uint64_t{1} << 63) | id);
+  }
+
+  void rule(const SizeRule& r) {
+    u64(static_cast<std::uint64_t>(r.kind));
+    if (r.kind == SizeRule::Kind::PowerOfTwo) return;
+    str(r.constexpr_name);
+    u64(static_cast<std::uint64_t>(r.constexpr_name.empty() ? r.value : r.divisor));
+  }
+
+  /// The parameter or shared allocation an op refers to (-1 for none).
+  void target(const Op& op) {
+    u64(static_cast<std::uint64_t>(op.param));
+    u64(static_cast<std::uint64_t>(op.shared));
+  }
+
+  void block(const Block& b) {
+    u64(b.ops.size());
+    for (const Op& op : b.ops) this->op(op);
+  }
+
+  void op(const Op& op) {
+    u64(static_cast<std::uint64_t>(op.kind));
+    if (op.kind != OpKind::Barrier && op.kind != OpKind::If) {
+      u64(static_cast<std::uint64_t>(op.type));
+    }
+    u64(op.result != kNoValue);
+    if (op.result != kNoValue) value(op.result);
+    u64(op.args.size());
+    for (ValueId a : op.args) value(a);
+    switch (op.kind) {
+      case OpKind::Const:
+        if (!is_float(op.type)) {
+          u64(static_cast<std::uint64_t>(op.ivalue));
+        } else {
+          u64(std::isnan(op.fvalue) ? 0x7ff8000000000000ull
+                                    : std::bit_cast<std::uint64_t>(op.fvalue));
+        }
+        break;
+      case OpKind::Builtin:
+        u64(static_cast<std::uint64_t>(op.builtin));
+        u64(op.axis);
+        break;
+      case OpKind::ConstexprRef:
+      case OpKind::Load:
+      case OpKind::Store:
+      case OpKind::SharedLoad:
+      case OpKind::SharedStore:
+        target(op);
+        break;
+      default:
+        if (op_class(op.kind) == OpClass::Atomic) target(op);
+    }
+    u64(op.blocks.size());
+    for (const Block& b : op.blocks) block(b);
+  }
+
+  const Kernel& k_;
+  std::unordered_map<ValueId, std::uint64_t> canonical_;
+  std::uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+}  // namespace
+
+std::uint64_t structural_hash(const Kernel& kernel) { return Hasher(kernel).run(); }
+
+}  // namespace iron::ir

@@ -1,0 +1,482 @@
+/// Parses the text form of Iron IR written by print_kernel (grammar in docs/compiler.md).
+#include "iron/core/parser.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <optional>
+
+#include "iron/core/error.hpp"
+
+namespace iron::ir {
+namespace {
+
+[[noreturn]] void fail(int line, std::string_view what) {
+  throw IrError(fmt::format("line {}: {}", line, what));
+}
+
+struct Token {
+  enum class Kind { Word, Value, Shared, Punct };
+  Kind kind;
+  std::string_view text;  ///< without the `%` or `@` sigil
+};
+
+/// One statement: its tokens and the location from its `; file:line` comment.
+struct Line {
+  int number;
+  std::vector<Token> tokens;
+  SourceLoc loc;
+};
+
+constexpr std::string_view kPunct = "=:,[]{}/";
+
+bool is_word_char(char c) {
+  return !std::isspace(static_cast<unsigned char>(c)) && kPunct.find(c) == std::string_view::npos &&
+         c != '%' && c != '@' && c != ';';
+}
+
+std::vector<Token> tokenize(std::string_view text, int number) {
+  std::vector<Token> tokens;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else if (kPunct.find(c) != std::string_view::npos) {
+      tokens.push_back({Token::Kind::Punct, text.substr(i++, 1)});
+    } else {
+      Token::Kind kind = Token::Kind::Word;
+      if (c == '%' || c == '@') {
+        kind = c == '%' ? Token::Kind::Value : Token::Kind::Shared;
+        ++i;
+      }
+      const std::size_t start = i;
+      while (i < text.size() && is_word_char(text[i])) ++i;
+      if (i == start) fail(number, fmt::format("expected a name or number after '{}'", c));
+      tokens.push_back({kind, text.substr(start, i - start)});
+    }
+  }
+  return tokens;
+}
+
+template <class Int>
+std::optional<Int> to_integer(std::string_view text) {
+  Int v{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+/// `file:line`, split at the last colon.
+SourceLoc parse_loc(std::string_view text, int number) {
+  const std::size_t begin = text.find_first_not_of(" \t\r");
+  const std::size_t end = text.find_last_not_of(" \t\r");
+  text = begin == std::string_view::npos ? "" : text.substr(begin, end - begin + 1);
+  const std::size_t colon = text.rfind(':');
+  const auto line = colon == std::string_view::npos
+                        ? std::nullopt
+                        : to_integer<std::uint32_t>(text.substr(colon + 1));
+  if (colon == 0 || !line || *line == 0) {
+    fail(number, fmt::format("expected a location 'file:line' after ';', found '{}'", text));
+  }
+  return SourceLoc{std::string(text.substr(0, colon)), *line};
+}
+
+/// Splits the text into statements, dropping blank lines and `#` comment lines.
+std::vector<Line> split_lines(std::string_view text) {
+  std::vector<Line> lines;
+  int number = 0;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? "" : text.substr(nl + 1);
+    ++number;
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line[first] == '#') continue;
+    Line parsed{number, {}, {}};
+    const std::size_t semi = line.find(';');
+    if (semi != std::string_view::npos) {
+      parsed.loc = parse_loc(line.substr(semi + 1), number);
+      line = line.substr(0, semi);
+    }
+    parsed.tokens = tokenize(line, number);
+    if (parsed.tokens.empty()) fail(number, "expected a statement before the location comment");
+    lines.push_back(std::move(parsed));
+  }
+  return lines;
+}
+
+std::string describe(const Token* t) {
+  if (t == nullptr) return "end of line";
+  switch (t->kind) {
+    case Token::Kind::Value:
+      return fmt::format("'%{}'", t->text);
+    case Token::Kind::Shared:
+      return fmt::format("'@{}'", t->text);
+    default:
+      return fmt::format("'{}'", t->text);
+  }
+}
+
+/// Reads the tokens of one line left to right.
+class Cursor {
+ public:
+  explicit Cursor(const Line& line) : line_(line) {}
+
+  [[noreturn]] void fail_here(std::string_view what) const { fail(line_.number, what); }
+  [[noreturn]] void expected(std::string_view what) const {
+    fail_here(fmt::format("expected {}, found {}", what, describe(peek())));
+  }
+
+  const Token* peek() const { return pos_ < line_.tokens.size() ? &line_.tokens[pos_] : nullptr; }
+  bool at(Token::Kind kind) const { return peek() != nullptr && peek()->kind == kind; }
+  bool at_punct(char c) const { return at(Token::Kind::Punct) && peek()->text[0] == c; }
+
+  bool accept_punct(char c) {
+    if (!at_punct(c)) return false;
+    ++pos_;
+    return true;
+  }
+  void punct(char c, std::string_view context) {
+    if (!accept_punct(c)) expected(fmt::format("'{}' {}", c, context));
+  }
+  std::string_view take(Token::Kind kind, std::string_view what) {
+    if (!at(kind)) expected(what);
+    return line_.tokens[pos_++].text;
+  }
+  std::string_view word(std::string_view what) { return take(Token::Kind::Word, what); }
+  void keyword(std::string_view w) {
+    if (!at(Token::Kind::Word) || peek()->text != w) expected(fmt::format("'{}'", w));
+    ++pos_;
+  }
+  ValueId value(std::string_view what) {
+    const std::string_view text = take(Token::Kind::Value, what);
+    const auto id = to_integer<ValueId>(text);
+    if (!id) fail_here(fmt::format("bad value id '%{}'", text));
+    return *id;
+  }
+  template <class Int>
+  Int integer(std::string_view what) {
+    const std::string_view text = word(what);
+    const auto v = to_integer<Int>(text);
+    if (!v) fail_here(fmt::format("expected {}, found '{}'", what, text));
+    return *v;
+  }
+  DType dtype() {
+    const std::string_view text = word("a type");
+    const auto t = parse_dtype(text);
+    if (!t) fail_here(fmt::format("unknown type '{}'", text));
+    return *t;
+  }
+  /// ` : type`
+  DType type_suffix() {
+    punct(':', "before the type");
+    return dtype();
+  }
+  void end() {
+    if (peek() != nullptr) fail_here(fmt::format("unexpected {} at end of line", describe(peek())));
+  }
+
+ private:
+  const Line& line_;
+  std::size_t pos_ = 0;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text)
+      : lines_(split_lines(text)), last_line_(line_count(text)) {}
+
+  Kernel run() {
+    header();
+    const Line& open = next("'{' opening the kernel body");
+    if (!is_brace_line(open, {"{"})) Cursor(open).expected("'{' opening the kernel body");
+    if (block(k_.body) != BlockEnd::Close) fail(lines_[pos_ - 1].number, "'else' without 'if'");
+    if (pos_ < lines_.size()) {
+      fail(lines_[pos_].number, "unexpected text after the kernel's closing '}'");
+    }
+    return std::move(k_);
+  }
+
+ private:
+  enum class BlockEnd { Close, CloseElse };
+
+  static int line_count(std::string_view text) {
+    const auto newlines = std::count(text.begin(), text.end(), '\n');
+    return std::max(1, static_cast<int>(newlines) + (text.empty() || text.back() == '\n' ? 0 : 1));
+  }
+
+  const Line& next(std::string_view expected) {
+    if (pos_ == lines_.size())
+      fail(last_line_, fmt::format("expected {}, found end of input", expected));
+    return lines_[pos_++];
+  }
+
+  /// Whether `line` is exactly the given punctuation and words (a brace line, no location).
+  static bool is_brace_line(const Line& line, std::initializer_list<std::string_view> texts) {
+    if (line.tokens.size() != texts.size()) return false;
+    std::size_t i = 0;
+    for (std::string_view t : texts) {
+      if (line.tokens[i++].text != t) return false;
+    }
+    if (line.loc.known()) fail(line.number, "a line with only braces takes no location");
+    return true;
+  }
+
+  static void no_loc(const Line& line) {
+    if (line.loc.known()) fail(line.number, "this line takes no location");
+  }
+
+  void header() {
+    const Line& line = next("'kernel'");
+    Cursor c(line);
+    c.keyword("kernel");
+    k_.name = c.word("the kernel name");
+    k_.loc = line.loc;
+    c.keyword("dtype");
+    c.punct('=', "after 'dtype'");
+    k_.dtype = c.dtype();
+    c.keyword("mode");
+    c.punct('=', "after 'mode'");
+    const std::string_view mode = c.word("a dispatch mode");
+    if (!parse_dispatch_mode_name(mode, k_.dispatch.mode)) {
+      c.fail_here(fmt::format("unknown dispatch mode '{}'", mode));
+    }
+    c.end();
+    bool have_values = false;
+    while (pos_ < lines_.size() && lines_[pos_].tokens[0].text != "{") {
+      const Line& item = lines_[pos_++];
+      no_loc(item);
+      Cursor ic(item);
+      const std::string_view what = ic.word("'param', 'shared', 'rule', 'values' or '{'");
+      if (what == "param") {
+        param(ic);
+      } else if (what == "shared") {
+        shared(ic);
+      } else if (what == "rule") {
+        rule(ic);
+      } else if (what == "values") {
+        if (have_values) ic.fail_here("'values' given twice");
+        have_values = true;
+        k_.num_values = ic.integer<std::uint32_t>("the number of values");
+      } else {
+        ic.fail_here(
+            fmt::format("expected 'param', 'shared', 'rule', 'values' or '{{', found '{}'", what));
+      }
+      ic.end();
+    }
+  }
+
+  void param(Cursor& c) {
+    Param p;
+    const std::string_view kind = c.word("a parameter kind (in, out, constexpr)");
+    if (!parse_param_kind_name(kind, p.kind)) {
+      c.fail_here(fmt::format("unknown parameter kind '{}'", kind));
+    }
+    p.name = c.word("the parameter name");
+    p.dtype = c.type_suffix();
+    k_.params.push_back(std::move(p));
+  }
+
+  void shared(Cursor& c) {
+    SharedAlloc s;
+    s.name = c.word("the shared allocation name");
+    s.dtype = c.type_suffix();
+    c.punct('[', "before the element count");
+    s.size = c.integer<std::uint32_t>("the element count");
+    c.punct(']', "after the element count");
+    k_.shared.push_back(std::move(s));
+  }
+
+  void rule(Cursor& c) {
+    SizeRule r;
+    const std::string_view kind = c.word("a group size rule");
+    if (!parse_size_rule_name(kind, r.kind)) c.fail_here(fmt::format("unknown rule '{}'", kind));
+    if (r.kind != SizeRule::Kind::PowerOfTwo) {
+      const Token* t = c.peek();
+      if (t != nullptr && t->kind == Token::Kind::Word &&
+          (std::isdigit(static_cast<unsigned char>(t->text[0])) || t->text[0] == '-')) {
+        r.value = c.integer<std::int64_t>("the rule's bound");
+      } else {
+        r.constexpr_name = c.word("the rule's bound (a number or a constexpr name)");
+        if (c.accept_punct('/')) r.divisor = c.integer<std::int64_t>("the divisor");
+      }
+    }
+    k_.dispatch.group_size_rules.push_back(std::move(r));
+  }
+
+  /// Parses ops up to the closing `}` (or `} else {`) of the block.
+  BlockEnd block(Block& b) {
+    while (true) {
+      const Line& line = next("'}'");
+      if (is_brace_line(line, {"}"})) return BlockEnd::Close;
+      if (is_brace_line(line, {"}", "else", "{"})) return BlockEnd::CloseElse;
+      b.ops.push_back(op(line));
+    }
+  }
+
+  Op op(const Line& line) {
+    Cursor c(line);
+    Op op;
+    op.loc = line.loc;
+    if (c.at(Token::Kind::Value)) {
+      op.result = c.value("a result value");
+      c.punct('=', "after the result value");
+    }
+    const std::string_view name = c.word("an op name");
+    if (!parse_op_name(name, op.kind)) c.fail_here(fmt::format("unknown op '{}'", name));
+    std::string_view literal;  // a constant's text, read once its type is known
+    switch (op.kind) {
+      case OpKind::For:
+        if (op.result != kNoValue) c.fail_here("write a loop as 'for %N = %a to %b step %c'");
+        for_op(c, op, line.number);
+        return op;
+      case OpKind::If:
+        if_op(c, op, line.number);
+        return op;
+      case OpKind::Const:
+        literal = c.word("a constant");
+        break;
+      case OpKind::ConstexprRef:
+        op.param = param_index(c, c.word("a constexpr parameter name"));
+        break;
+      case OpKind::Builtin:
+        builtin(c, op);
+        break;
+      case OpKind::Load:
+      case OpKind::Store:
+        op.param = param_index(c, c.word("a tensor parameter name"));
+        indexed_args(c, op);
+        break;
+      case OpKind::SharedLoad:
+      case OpKind::SharedStore:
+        op.shared = shared_ref(c);
+        indexed_args(c, op);
+        break;
+      default:
+        if (op_class(op.kind) == OpClass::Atomic) {
+          if (c.at(Token::Kind::Shared)) {
+            op.shared = shared_ref(c);
+          } else {
+            op.param = param_index(c, c.word("a tensor parameter or a shared allocation '@name'"));
+          }
+          indexed_args(c, op);
+        } else {
+          value_list(c, op);
+        }
+    }
+    if (op.kind != OpKind::Barrier) op.type = c.type_suffix();
+    if (op.kind == OpKind::Const) constant(c, op, literal);
+    c.end();
+    return op;
+  }
+
+  void for_op(Cursor& c, Op& op, int number) {
+    op.result = c.value("the induction value");
+    c.punct('=', "after the induction value");
+    op.args.push_back(c.value("the loop start"));
+    c.keyword("to");
+    op.args.push_back(c.value("the loop end"));
+    c.keyword("step");
+    op.args.push_back(c.value("the loop step"));
+    op.type = c.type_suffix();
+    c.punct('{', "opening the loop body");
+    c.end();
+    op.blocks.resize(1);
+    if (block(op.blocks[0]) != BlockEnd::Close) {
+      fail(lines_[pos_ - 1].number,
+           fmt::format("'else' closing the loop opened on line {}", number));
+    }
+  }
+
+  void if_op(Cursor& c, Op& op, int number) {
+    op.args.push_back(c.value("the condition"));
+    c.punct('{', "opening the then-block");
+    c.end();
+    op.blocks.resize(2);
+    if (block(op.blocks[0]) == BlockEnd::CloseElse && block(op.blocks[1]) != BlockEnd::Close) {
+      fail(lines_[pos_ - 1].number,
+           fmt::format("second 'else' for the 'if' opened on line {}", number));
+    }
+  }
+
+  static void constant(const Cursor& c, Op& op, std::string_view text) {
+    if (is_float(op.type)) {
+      const char* end = text.data() + text.size();
+      auto [ptr, ec] = std::from_chars(text.data(), end, op.fvalue);
+      if (ec != std::errc() || ptr != end)
+        c.fail_here(fmt::format("bad float constant '{}'", text));
+    } else {
+      const auto v = to_integer<std::int64_t>(text);
+      if (!v) c.fail_here(fmt::format("bad integer constant '{}'", text));
+      op.ivalue = *v;
+    }
+  }
+
+  static void builtin(Cursor& c, Op& op) {
+    const std::string_view text = c.word("a builtin name");
+    const std::size_t dot = text.find('.');
+    const std::string_view name = text.substr(0, dot);
+    if (!parse_builtin_name(name, op.builtin)) {
+      c.fail_here(fmt::format("unknown builtin '{}'", name));
+    }
+    const bool has_axis = dot != std::string_view::npos;
+    if (!builtin_has_axis(op.builtin)) {
+      if (has_axis) c.fail_here(fmt::format("builtin {} takes no axis", name));
+      return;
+    }
+    if (!has_axis) c.fail_here(fmt::format("builtin {} needs an axis (.x, .y or .z)", name));
+    const std::string_view axis = text.substr(dot + 1);
+    constexpr std::string_view kAxes = "xyz";
+    if (axis.size() == 1 && kAxes.find(axis[0]) != std::string_view::npos) {
+      op.axis = static_cast<std::uint8_t>(kAxes.find(axis[0]));
+    } else if (const auto n = to_integer<std::uint8_t>(axis)) {
+      op.axis = *n;
+    } else {
+      c.fail_here(fmt::format("bad axis '{}' (expected x, y or z)", axis));
+    }
+  }
+
+  /// `[%index]` followed by `, %value...`.
+  static void indexed_args(Cursor& c, Op& op) {
+    c.punct('[', "before the index");
+    op.args.push_back(c.value("the index value"));
+    c.punct(']', "after the index");
+    while (c.accept_punct(',')) op.args.push_back(c.value("an operand value"));
+  }
+
+  static void value_list(Cursor& c, Op& op) {
+    if (!c.at(Token::Kind::Value)) return;
+    do {
+      op.args.push_back(c.value("an operand value"));
+    } while (c.accept_punct(','));
+  }
+
+  int param_index(const Cursor& c, std::string_view name) const {
+    const int index = k_.find_param(name);
+    if (index < 0) c.fail_here(fmt::format("unknown parameter '{}'", name));
+    return index;
+  }
+
+  /// `@name`: a shared allocation's index.
+  int shared_ref(Cursor& c) const {
+    const std::string_view name = c.take(Token::Kind::Shared, "a shared allocation '@name'");
+    for (std::size_t i = 0; i < k_.shared.size(); ++i) {
+      if (k_.shared[i].name == name) return static_cast<int>(i);
+    }
+    c.fail_here(fmt::format("unknown shared allocation '@{}'", name));
+  }
+
+  std::vector<Line> lines_;
+  int last_line_;
+  std::size_t pos_ = 0;
+  Kernel k_;
+};
+
+}  // namespace
+
+Kernel parse_kernel(std::string_view text) { return Parser(text).run(); }
+
+}  // namespace iron::ir

@@ -1,0 +1,170 @@
+/// Prints a kernel in the text form that parse_kernel reads back (docs/compiler.md).
+#include "iron/core/printer.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "iron/core/error.hpp"
+
+namespace iron::ir {
+namespace {
+
+constexpr std::string_view kAxisNames = "xyz";
+
+/// Shortest decimal text that reads back as the same double; inf, -inf and nan by name.
+std::string format_double(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  IRON_INTERNAL_ASSERT(ec == std::errc(), "to_chars failed on a double");
+  return std::string(buf, end);
+}
+
+std::string value(ValueId id) { return fmt::format("%{}", id); }
+
+class Printer {
+ public:
+  Printer(const Kernel& k, const PrintOptions& options) : k_(k), options_(options) {}
+
+  std::string run() {
+    out_ = fmt::format("kernel {} dtype={} mode={}", k_.name, dtype_name(k_.dtype),
+                       dispatch_mode_name(k_.dispatch.mode));
+    end_line(k_.loc);
+    for (const Param& p : k_.params) {
+      out_ +=
+          fmt::format("  param {} {}: {}\n", param_kind_name(p.kind), p.name, dtype_name(p.dtype));
+    }
+    for (const SharedAlloc& s : k_.shared) {
+      out_ += fmt::format("  shared {}: {}[{}]\n", s.name, dtype_name(s.dtype), s.size);
+    }
+    for (const SizeRule& r : k_.dispatch.group_size_rules) out_ += rule(r);
+    out_ += fmt::format("  values {}\n{{\n", k_.num_values);
+    block(k_.body, 1);
+    out_ += "}\n";
+    return std::move(out_);
+  }
+
+ private:
+  static std::string rule(const SizeRule& r) {
+    std::string line = fmt::format("  rule {}", size_rule_name(r.kind));
+    if (r.kind == SizeRule::Kind::PowerOfTwo) return line + "\n";
+    if (r.constexpr_name.empty()) return line + fmt::format(" {}\n", r.value);
+    if (r.divisor == 1) return line + fmt::format(" {}\n", r.constexpr_name);
+    return line + fmt::format(" {}/{}\n", r.constexpr_name, r.divisor);
+  }
+
+  void end_line(const SourceLoc& loc) {
+    if (options_.locations && loc.known()) out_ += "  ; " + format_loc(loc);
+    out_ += '\n';
+  }
+
+  void block(const Block& b, int depth) {
+    for (const Op& op : b.ops) this->op(op, depth);
+  }
+
+  void op(const Op& op, int depth) {
+    const std::string indent(2 * depth, ' ');
+    out_ += indent;
+    if (op.kind == OpKind::For) {
+      IRON_INTERNAL_ASSERT(op.args.size() == 3 && op.blocks.size() == 1, "malformed for op");
+      out_ += fmt::format("for {} = {} to {} step {} : {} {{", value(op.result), value(op.args[0]),
+                          value(op.args[1]), value(op.args[2]), dtype_name(op.type));
+      end_line(op.loc);
+      block(op.blocks[0], depth + 1);
+      out_ += indent + "}\n";
+      return;
+    }
+    if (op.result != kNoValue) out_ += value(op.result) + " = ";
+    if (op.kind == OpKind::If) {
+      IRON_INTERNAL_ASSERT(op.args.size() == 1 && op.blocks.size() == 2, "malformed if op");
+      out_ += fmt::format("if {} {{", value(op.args[0]));
+      end_line(op.loc);
+      block(op.blocks[0], depth + 1);
+      if (!op.blocks[1].ops.empty()) {
+        out_ += indent + "} else {\n";
+        block(op.blocks[1], depth + 1);
+      }
+      out_ += indent + "}\n";
+      return;
+    }
+    out_ += op_name(op.kind);
+    out_ += operands(op);
+    if (op.kind != OpKind::Barrier) out_ += fmt::format(" : {}", dtype_name(op.type));
+    end_line(op.loc);
+  }
+
+  /// Everything between the op name and the type suffix.
+  std::string operands(const Op& op) const {
+    switch (op.kind) {
+      case OpKind::Const:
+        return " " + (is_float(op.type) ? format_double(op.fvalue) : std::to_string(op.ivalue));
+      case OpKind::ConstexprRef:
+        return " " + param_name(op.param);
+      case OpKind::Builtin:
+        return " " + builtin(op);
+      case OpKind::Load:
+      case OpKind::Store:
+      case OpKind::SharedLoad:
+      case OpKind::SharedStore:
+        return " " + indexed(op);
+      default:
+        if (op_class(op.kind) == OpClass::Atomic) return " " + indexed(op);
+        return value_list(op.args, 0);
+    }
+  }
+
+  static std::string builtin(const Op& op) {
+    std::string text(builtin_name(op.builtin));
+    if (!builtin_has_axis(op.builtin)) return text;
+    if (op.axis < kAxisNames.size()) return text + '.' + kAxisNames[op.axis];
+    return fmt::format("{}.{}", text, op.axis);
+  }
+
+  /// `target[%index], %rest...`: a param by name, a shared allocation as `@name`.
+  std::string indexed(const Op& op) const {
+    IRON_INTERNAL_ASSERT(!op.args.empty(), "indexed op without an index");
+    const bool on_shared = op.kind == OpKind::SharedLoad || op.kind == OpKind::SharedStore ||
+                           (op_class(op.kind) == OpClass::Atomic && op.shared >= 0);
+    const std::string target = on_shared ? shared_name(op.shared) : param_name(op.param);
+    std::string text = fmt::format("{}[{}]", target, value(op.args[0]));
+    if (op.args.size() > 1) text += "," + value_list(op.args, 1);
+    return text;
+  }
+
+  /// ` %a, %b, ...` for args[first..].
+  static std::string value_list(const std::vector<ValueId>& args, std::size_t first) {
+    std::string text;
+    for (std::size_t i = first; i < args.size(); ++i) {
+      text += (i == first ? " " : ", ") + value(args[i]);
+    }
+    return text;
+  }
+
+  std::string param_name(int index) const {
+    IRON_INTERNAL_ASSERT(index >= 0 && static_cast<std::size_t>(index) < k_.params.size(),
+                         fmt::format("op refers to parameter #{}, which does not exist", index));
+    return k_.params[index].name;
+  }
+
+  std::string shared_name(int index) const {
+    IRON_INTERNAL_ASSERT(
+        index >= 0 && static_cast<std::size_t>(index) < k_.shared.size(),
+        fmt::format("op refers to shared allocation #{}, which does not exist", index));
+    return "@" + k_.shared[index].name;
+  }
+
+  const Kernel& k_;
+  const PrintOptions& options_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string print_kernel(const Kernel& kernel, const PrintOptions& options) {
+  return Printer(kernel, options).run();
+}
+
+}  // namespace iron::ir

@@ -1,0 +1,246 @@
+/// Checks a kernel's structure, value scopes, op types and dispatch contract.
+#include "iron/core/verifier.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <set>
+
+#include "iron/core/error.hpp"
+#include "op_rules.hpp"
+
+namespace iron::ir {
+namespace {
+
+/// Ops that need a group size that is a multiple of the 32-wide simdgroup.
+bool is_group_op(const Op& op) {
+  const OpClass c = op_class(op.kind);
+  return op.kind == OpKind::Barrier || c == OpClass::Simd || c == OpClass::Group || op.shared >= 0;
+}
+
+class Verifier {
+ public:
+  explicit Verifier(const Kernel& k) : k_(k), values_(k.num_values) {}
+
+  std::vector<std::string> run() {
+    check_params();
+    check_shared();
+    check_rules();
+    if (k_.body.ops.empty()) report(k_.loc, "empty kernel body");
+    block(k_.body);
+    check_contract();
+    return std::move(problems_);
+  }
+
+ private:
+  struct ValueInfo {
+    bool defined = false;
+    bool visible = false;
+    bool is_var = false;
+    DType type = DType::U32;
+  };
+
+  void report(const SourceLoc& loc, std::string_view what) {
+    if (loc.known()) {
+      problems_.push_back(fmt::format("kernel {}: {}: {}", k_.name, format_loc(loc), what));
+    } else {
+      problems_.push_back(fmt::format("kernel {}: {}", k_.name, what));
+    }
+  }
+
+  void check_params() {
+    std::set<std::string> names;
+    bool has_output = false;
+    for (const Param& p : k_.params) {
+      if (!names.insert(p.name).second)
+        report(k_.loc, fmt::format("parameter '{}' declared twice", p.name));
+      has_output |= p.kind == ParamKind::Output;
+    }
+    if (!has_output) report(k_.loc, "has no output parameter");
+  }
+
+  void check_shared() {
+    std::set<std::string> names;
+    for (const SharedAlloc& s : k_.shared) {
+      if (!names.insert(s.name).second) {
+        report(k_.loc, fmt::format("shared allocation '{}' declared twice", s.name));
+      }
+      if (s.size == 0) report(k_.loc, fmt::format("shared allocation '{}' has size 0", s.name));
+    }
+  }
+
+  void check_rules() {
+    for (const SizeRule& r : k_.dispatch.group_size_rules) {
+      const std::string_view name = size_rule_name(r.kind);
+      if (r.kind == SizeRule::Kind::PowerOfTwo) continue;
+      if (r.constexpr_name.empty()) {
+        if (r.value <= 0)
+          report(k_.loc, fmt::format("rule {} {}: the bound must be positive", name, r.value));
+        continue;
+      }
+      const int p = k_.find_param(r.constexpr_name);
+      if (p < 0 || k_.params[p].kind != ParamKind::Constexpr || !is_integer(k_.params[p].dtype)) {
+        report(k_.loc, fmt::format("rule {} {}: '{}' is not an integer constexpr parameter", name,
+                                   r.constexpr_name, r.constexpr_name));
+      }
+      if (r.divisor <= 0) {
+        report(k_.loc, fmt::format("rule {} {}: the divisor {} must be positive", name,
+                                   r.constexpr_name, r.divisor));
+      }
+    }
+  }
+
+  void check_contract() {
+    bool group_ops = !k_.shared.empty();
+    bool writes_output = false;
+    walk(k_.body, [&](const Op& op) {
+      group_ops |= is_group_op(op);
+      const bool writes = op.kind == OpKind::Store || op_class(op.kind) == OpClass::Atomic;
+      writes_output |= writes && param(op) != nullptr && param(op)->kind == ParamKind::Output;
+    });
+    if (!writes_output) report(k_.loc, "writes no output");
+    if (!group_ops) return;
+    bool multiple_of_32 = false;
+    for (const SizeRule& r : k_.dispatch.group_size_rules) {
+      const bool implies_multiple =
+          r.kind == SizeRule::Kind::MultipleOf || r.kind == SizeRule::Kind::Exactly;
+      multiple_of_32 |=
+          implies_multiple && r.constexpr_name.empty() && r.value > 0 && r.value % 32 == 0;
+    }
+    if (!multiple_of_32) {
+      report(k_.loc,
+             "uses simdgroup/threadgroup operations but its dispatch contract does not require a "
+             "group size that is a multiple of 32");
+    }
+    if (k_.dispatch.mode == DispatchMode::Elementwise) {
+      report(k_.loc, "uses simdgroup/threadgroup operations but its dispatch mode is elementwise");
+    }
+  }
+
+  const Param* param(const Op& op) const {
+    if (op.param < 0 || static_cast<std::size_t>(op.param) >= k_.params.size()) return nullptr;
+    return &k_.params[op.param];
+  }
+
+  void block(const Block& b) {
+    scopes_.emplace_back();
+    for (const Op& op : b.ops) this->op(op);
+    close_scope();
+  }
+
+  void close_scope() {
+    for (ValueId id : scopes_.back()) values_[id].visible = false;
+    scopes_.pop_back();
+  }
+
+  void op(const Op& op) {
+    check_shape(op);
+    if (op.kind == OpKind::For) {
+      scopes_.emplace_back();  // the induction value is visible in the body only
+      define(op);
+      if (!op.blocks.empty()) {
+        if (op.blocks[0].ops.empty()) report(op.loc, "empty loop body");
+        block(op.blocks[0]);
+      }
+      close_scope();
+      return;
+    }
+    if (op.kind == OpKind::If && op.blocks.size() == 2 && op.blocks[0].ops.empty() &&
+        op.blocks[1].ops.empty()) {
+      report(op.loc, "empty if: both blocks are empty");
+    }
+    for (const Block& b : op.blocks) block(b);
+    define(op);
+  }
+
+  /// Operand count, operand visibility and types, block count and result of one op.
+  void check_shape(const Op& op) {
+    const std::string_view name = op_name(op.kind);
+    const std::optional<std::vector<DType>> types = operand_types(op);
+    if (op.args.size() != op_arity(op.kind)) {
+      report(op.loc,
+             fmt::format("{} takes {} operands, got {}", name, op_arity(op.kind), op.args.size()));
+    } else if (types) {
+      for (const std::string& p : op_type_problems(k_, op, *types)) report(op.loc, p);
+    }
+    if (op.blocks.size() != op_block_count(op.kind)) {
+      report(op.loc, fmt::format("{} has {} blocks, expected {}", name, op.blocks.size(),
+                                 op_block_count(op.kind)));
+    }
+    const ResultRule rule = op_result_rule(op.kind);
+    if (op.result == kNoValue && rule == ResultRule::Required) {
+      report(op.loc, fmt::format("{} defines no value", name));
+    } else if (op.result != kNoValue && rule == ResultRule::Forbidden) {
+      report(op.loc, fmt::format("{} cannot define a value", name));
+    }
+  }
+
+  /// The operands' types, or nullopt when one of them is not visible here (reported).
+  std::optional<std::vector<DType>> operand_types(const Op& op) {
+    std::vector<DType> types;
+    bool known = true;
+    for (std::size_t i = 0; i < op.args.size(); ++i) {
+      const ValueId id = op.args[i];
+      if (id >= values_.size()) {
+        report(op.loc,
+               fmt::format("uses %{}, but the kernel has only {} values", id, values_.size()));
+        known = false;
+        continue;
+      }
+      const ValueInfo& v = values_[id];
+      if (!v.visible) {
+        report(op.loc, v.defined ? fmt::format("uses %{} outside the block that defines it", id)
+                                 : fmt::format("uses %{} before its definition", id));
+        known = false;
+        continue;
+      }
+      const bool wants_var = i == 0 && (op.kind == OpKind::VarLoad || op.kind == OpKind::VarStore);
+      if (wants_var && !v.is_var) {
+        report(op.loc, fmt::format("{} of %{}, which is not a variable", op_name(op.kind), id));
+        known = false;
+      } else if (!wants_var && v.is_var) {
+        report(op.loc, fmt::format("uses variable %{} as a value (read it with var.load)", id));
+        known = false;
+      }
+      types.push_back(v.type);
+    }
+    if (!known) return std::nullopt;
+    return types;
+  }
+
+  void define(const Op& op) {
+    const ValueId id = op.result;
+    if (id == kNoValue) return;
+    if (id >= values_.size()) {
+      report(op.loc,
+             fmt::format("defines %{}, but the kernel has only {} values", id, values_.size()));
+      return;
+    }
+    ValueInfo& v = values_[id];
+    if (v.defined) {
+      report(op.loc, fmt::format("defines %{}, which is already defined", id));
+      return;
+    }
+    v = {true, true, op.kind == OpKind::VarDecl, op.type};
+    scopes_.back().push_back(id);
+  }
+
+  const Kernel& k_;
+  std::vector<ValueInfo> values_;
+  std::vector<std::vector<ValueId>> scopes_;
+  std::vector<std::string> problems_;
+};
+
+}  // namespace
+
+std::vector<std::string> verify(const Kernel& kernel) { return Verifier(kernel).run(); }
+
+void verify_or_throw(const Kernel& kernel) {
+  const std::vector<std::string> problems = verify(kernel);
+  if (problems.empty()) return;
+  std::string text;
+  for (const std::string& p : problems) text += (text.empty() ? "" : "\n") + p;
+  throw IrError(text);
+}
+
+}  // namespace iron::ir

@@ -1,0 +1,69 @@
+/// Symbolic loops and branches: opening and closing their blocks, and catching early exits.
+#include "iron/dsl/control.hpp"
+
+#include <fmt/format.h>
+
+namespace iron::dsl::detail {
+
+void ScopeGuard::open(std::size_t index, const char* construct) {
+  tracer_ = &Tracer::current();
+  opened_at_ = tracer_->loc();
+  tracer_->open_block(index);
+  depth_ = tracer_->depth();
+  construct_ = construct;
+  exceptions_ = std::uncaught_exceptions();
+}
+
+void ScopeGuard::finish() {
+  if (tracer_ == nullptr) return;
+  IRON_INTERNAL_ASSERT(tracer_->depth() == depth_, "a nested scope is still open");
+  tracer_->close_block();
+  tracer_ = nullptr;
+}
+
+ScopeGuard::~ScopeGuard() {
+  if (tracer_ == nullptr) return;
+  // During unwinding the exception itself is reported by trace_kernel.
+  if (std::uncaught_exceptions() <= exceptions_) {
+    tracer_->defer_error(opened_at_,
+                         fmt::format("`break` or `return` leaves the {} opened here; the rest of "
+                                     "its body would be silently dropped",
+                                     construct_));
+  }
+  while (tracer_->depth() >= depth_) tracer_->close_block();
+}
+
+ir::ValueId emit_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type) {
+  ir::Op op;
+  op.kind = ir::OpKind::For;
+  op.type = type;
+  op.args = {start, end, step};
+  op.blocks.resize(1);
+  return Tracer::current().emit(std::move(op), true);
+}
+
+void emit_if(ir::ValueId cond) {
+  ir::Op op;
+  op.kind = ir::OpKind::If;
+  op.type = DType::Bool;
+  op.args = {cond};
+  op.blocks.resize(2);
+  Tracer::current().emit(std::move(op), false);
+}
+
+BranchScope::BranchScope(const Expr<boolean>& cond, std::source_location where) {
+  Tracer::current().at(where);
+  emit_if(cond.id());
+  guard_.open(0, "IRON_IF branch");
+}
+
+BranchScope::BranchScope(std::source_location where) {
+  Tracer& t = Tracer::current();
+  t.at(where);
+  if (t.if_awaiting_else() == nullptr) {
+    t.fail("IRON_ELSE must directly follow the body of an IRON_IF");
+  }
+  guard_.open(1, "IRON_ELSE branch");
+}
+
+}  // namespace iron::dsl::detail

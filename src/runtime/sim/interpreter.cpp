@@ -1,0 +1,217 @@
+/// The lock-step interpreter: control flow with active-thread lists, leaf and lane-wise ops.
+#include "interpreter.hpp"
+
+#include <numeric>
+
+namespace iron::runtime::sim {
+
+using ir::OpClass;
+using ir::OpKind;
+
+GroupRunner::GroupRunner(const Program& program, const Bindings& bindings, const Grid& grid,
+                         const SimOptions& options)
+    : program_(program),
+      bindings_(bindings),
+      grid_(grid),
+      options_(options),
+      threads_(static_cast<std::uint32_t>(grid.group_size.volume())),
+      shared_(*program.kernel),
+      report_(program, grid.group_size) {
+  const Dim3& gs = grid.group_size;
+  for (auto& axis : tid_) axis.resize(threads_);
+  for (std::uint32_t t = 0; t < threads_; ++t) {
+    tid_[0][t] = t % gs.x;
+    tid_[1][t] = t / gs.x % gs.y;
+    tid_[2][t] = t / (gs.x * gs.y);
+  }
+  all_.resize(threads_);
+  std::iota(all_.begin(), all_.end(), 0u);
+  values_.assign(std::size_t{program.rows} * threads_, 0);
+  masks_.assign(2 * std::size_t{program.depth}, std::vector<std::uint32_t>(threads_));
+}
+
+void GroupRunner::run(const Dim3& group) {
+  group_ = group;
+  report_.set_group(group);
+  trips_ = 0;
+  shared_.start_group();
+  exec(program_.main, all_, 0);
+}
+
+void GroupRunner::exec(Range block, Active active, std::uint32_t depth) {
+  for (std::uint32_t i = block.begin; i < block.end; ++i) exec_op(program_.code[i], active, depth);
+}
+
+void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
+  switch (in.cls) {
+    case OpClass::Leaf:
+      return run_leaf(in, active);
+    case OpClass::Unary:
+      return run_unary(in.kind, in.type, active, row(in.result), row(in.args[0]));
+    case OpClass::Binary:
+      if ((in.kind == OpKind::Div || in.kind == OpKind::Rem) && !is_float(in.type)) {
+        const Slot* divisor = row(in.args[1]);
+        for (std::uint32_t t : active) {
+          if (divisor[t] == 0) throw report_.division_by_zero(in, t);
+        }
+      }
+      return run_binary(in.kind, in.type, active, row(in.result), row(in.args[0]), row(in.args[1]));
+    case OpClass::Compare:
+      return run_compare(in.kind, in.arg_type, active, row(in.result), row(in.args[0]),
+                         row(in.args[1]));
+    case OpClass::Atomic:
+      return atomic(in, active);
+    case OpClass::Simd:
+      return simd(in, active);
+    case OpClass::Group:
+      return reduce(in, active);
+    case OpClass::Other:
+      break;
+  }
+  switch (in.kind) {
+    case OpKind::For:
+      return run_for(in, active, depth);
+    case OpKind::If:
+      return run_if(in, active, depth);
+    case OpKind::Load:
+    case OpKind::SharedLoad:
+      return load(in, active);
+    case OpKind::Store:
+    case OpKind::SharedStore:
+      return store(in, active);
+    case OpKind::Barrier:
+      return barrier(in, active);
+    default:
+      return run_lanewise(in, active);
+  }
+}
+
+void GroupRunner::run_for(const Instr& in, Active active, std::uint32_t depth) {
+  Slot* counter = row(in.result);
+  const Slot* start = row(in.args[0]);
+  const Slot* end = row(in.args[1]);
+  const Slot* step = row(in.args[2]);
+  const bool is_signed = is_signed_int(in.type);
+  auto below_end = [&](std::uint32_t t) {
+    return is_signed ? static_cast<std::int32_t>(counter[t]) < static_cast<std::int32_t>(end[t])
+                     : counter[t] < end[t];
+  };
+  std::uint32_t* looping = masks_[2 * depth].data();
+  std::size_t n = 0;
+  for (std::uint32_t t : active) {
+    counter[t] = start[t];
+    if (!below_end(t)) continue;
+    if (step[t] == 0) throw report_.zero_step(in, t, start[t], end[t]);
+    looping[n++] = t;
+  }
+  while (n > 0) {
+    if (++trips_ > options_.step_budget) {
+      const std::uint32_t t = looping[0];
+      throw report_.runaway(in, options_.step_budget, t, counter[t], end[t], step[t]);
+    }
+    exec(in.body, Active(looping, n), depth + 1);
+    std::size_t still = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint32_t t = looping[k];
+      counter[t] = wrap_slot(in.type, counter[t] + step[t]);
+      if (below_end(t)) looping[still++] = t;
+    }
+    n = still;
+  }
+}
+
+void GroupRunner::run_if(const Instr& in, Active active, std::uint32_t depth) {
+  const Slot* cond = row(in.args[0]);
+  std::uint32_t* then_threads = masks_[2 * depth].data();
+  std::uint32_t* else_threads = masks_[2 * depth + 1].data();
+  std::size_t n_then = 0, n_else = 0;
+  for (std::uint32_t t : active) {
+    if (cond[t] != 0) {
+      then_threads[n_then++] = t;
+    } else {
+      else_threads[n_else++] = t;
+    }
+  }
+  if (n_then > 0) exec(in.body, Active(then_threads, n_then), depth + 1);
+  if (n_else > 0) exec(in.other, Active(else_threads, n_else), depth + 1);
+}
+
+void GroupRunner::run_leaf(const Instr& in, Active active) {
+  Slot* r = row(in.result);
+  switch (in.kind) {
+    case OpKind::Const:
+      for (std::uint32_t t : active) r[t] = in.imm;
+      return;
+    case OpKind::ConstexprRef: {
+      const Slot v = scalar_slot(*bindings_.scalars[in.buffer], in.type);
+      for (std::uint32_t t : active) r[t] = v;
+      return;
+    }
+    default:
+      return run_builtin(in, active);
+  }
+}
+
+void GroupRunner::run_builtin(const Instr& in, Active active) {
+  Slot* r = row(in.result);
+  const std::uint32_t size[3] = {grid_.group_size.x, grid_.group_size.y, grid_.group_size.z};
+  const std::uint32_t groups[3] = {grid_.groups.x, grid_.groups.y, grid_.groups.z};
+  const std::uint32_t group[3] = {group_.x, group_.y, group_.z};
+  const std::vector<std::uint32_t>& tid = tid_[in.axis];
+  auto per_thread = [&](auto value_of) {
+    for (std::uint32_t t : active) r[t] = wrap_slot(in.type, value_of(t));
+  };
+  switch (in.builtin) {
+    case ir::Builtin::ThreadId:
+      return per_thread([&](std::uint32_t t) { return tid[t]; });
+    case ir::Builtin::GroupId:
+      return per_thread([&](std::uint32_t) { return group[in.axis]; });
+    case ir::Builtin::GroupSize:
+      return per_thread([&](std::uint32_t) { return size[in.axis]; });
+    case ir::Builtin::GridGroups:
+      return per_thread([&](std::uint32_t) { return groups[in.axis]; });
+    case ir::Builtin::GlobalId:
+      return per_thread([&](std::uint32_t t) { return group[in.axis] * size[in.axis] + tid[t]; });
+    case ir::Builtin::Lane:
+      return per_thread([](std::uint32_t t) { return t % 32; });
+    case ir::Builtin::Simdgroup:
+      return per_thread([](std::uint32_t t) { return t / 32; });
+    case ir::Builtin::SimdgroupCount:
+      return per_thread([&](std::uint32_t) { return (threads_ + 31) / 32; });
+  }
+}
+
+void GroupRunner::run_lanewise(const Instr& in, Active active) {
+  Slot* r = row(in.result);
+  const Slot* a = row(in.args[0]);
+  switch (in.kind) {
+    case OpKind::Select: {
+      const Slot* x = row(in.args[1]);
+      const Slot* y = row(in.args[2]);
+      for (std::uint32_t t : active) r[t] = a[t] != 0 ? x[t] : y[t];
+      return;
+    }
+    case OpKind::Fma:
+      return run_fma(in.type, active, r, a, row(in.args[1]), row(in.args[2]));
+    case OpKind::Cast:
+      for (std::uint32_t t : active) r[t] = convert(a[t], in.arg_type, in.type);
+      return;
+    case OpKind::Bitcast:
+      for (std::uint32_t t : active) r[t] = bitcast(a[t], in.arg_type, in.type);
+      return;
+    case OpKind::VarDecl:
+    case OpKind::VarLoad:
+      for (std::uint32_t t : active) r[t] = a[t];
+      return;
+    case OpKind::VarStore: {
+      Slot* var = row(in.args[0]);
+      const Slot* v = row(in.args[1]);
+      for (std::uint32_t t : active) var[t] = v[t];
+      return;
+    }
+    default:
+      internal_error("op without an interpreter case", __FILE__, __LINE__);
+  }
+}
+
+}  // namespace iron::runtime::sim

@@ -1,0 +1,72 @@
+/// Buffers as the interpreter sees them: tensor views, and per-group threadgroup memory with the
+/// bookkeeping that finds races between two barriers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "iron/core/ir.hpp"
+#include "value.hpp"
+
+namespace iron::runtime::sim {
+
+/// A tensor argument: raw elements of the parameter's dtype.
+struct TensorView {
+  std::byte* data = nullptr;
+  std::uint64_t count = 0;
+};
+
+enum class Access : std::uint8_t { Read, Write, Atomic };
+
+/// An earlier access, by another thread in the same barrier interval, that a new access races with.
+struct Conflict {
+  std::uint32_t thread = 0;
+  Access access = Access::Read;
+  std::uint32_t instr = 0;  ///< index into Program::code
+};
+
+/// The threadgroup allocations of the group being run. Two accesses race when different threads
+/// touch one element between the same two barriers and one of them is a plain write.
+class SharedMemory {
+ public:
+  explicit SharedMemory(const ir::Kernel& kernel);
+
+  /// Starts a group: every element poisoned, no access recorded.
+  void start_group();
+  /// Accesses before a barrier never race with accesses after it.
+  void barrier() { ++epoch_; }
+
+  Slot* data(int alloc) { return allocs_[alloc].data.data(); }
+  std::uint32_t size(int alloc) const {
+    return static_cast<std::uint32_t>(allocs_[alloc].data.size());
+  }
+
+  /// Records an access and returns the earlier access it races with, if any.
+  std::optional<Conflict> record(int alloc, std::uint32_t index, std::uint32_t thread,
+                                 Access access, std::uint32_t instr);
+
+ private:
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+  // Who touched one element in the current barrier interval (two distinct readers and two
+  // distinct atomic users are enough to name one that is not the thread asking).
+  struct Cell {
+    std::uint32_t epoch = 0;
+    std::uint32_t writer = kNone, writer_at = 0;
+    std::uint32_t readers[2] = {kNone, kNone}, reader_at[2] = {};
+    std::uint32_t atomics[2] = {kNone, kNone}, atomic_at[2] = {};
+  };
+
+  struct Alloc {
+    DType dtype;
+    std::vector<Slot> data;
+    std::vector<Cell> cells;
+  };
+
+  std::vector<Alloc> allocs_;
+  std::uint32_t epoch_ = 0;
+};
+
+}  // namespace iron::runtime::sim

@@ -1,0 +1,103 @@
+/// Loads, stores and atomics on tensors and threadgroup memory, bounds-checked and race-checked.
+#include <string>
+
+#include "interpreter.hpp"
+
+namespace iron::runtime::sim {
+
+using ir::OpKind;
+
+std::uint32_t GroupRunner::checked_index(const Instr& in, std::uint32_t thread,
+                                         std::uint64_t count) {
+  const std::int64_t i = int_value(row(in.args[0])[thread], in.arg_type);
+  if (i < 0 || static_cast<std::uint64_t>(i) >= count) {
+    const ir::Kernel& k = *program_.kernel;
+    const std::string& name = in.on_shared ? k.shared[in.buffer].name : k.params[in.buffer].name;
+    throw report_.out_of_bounds(in, thread, name, i, count);
+  }
+  return static_cast<std::uint32_t>(i);
+}
+
+void GroupRunner::record_shared(const Instr& in, std::uint32_t thread, std::uint32_t index,
+                                Access access) {
+  if (auto first = shared_.record(in.buffer, index, thread, access, instr_index(in))) {
+    throw report_.race(in, thread, access, *first, program_.kernel->shared[in.buffer].name, index,
+                       shared_.size(in.buffer));
+  }
+}
+
+void GroupRunner::load(const Instr& in, Active active) {
+  Slot* r = row(in.result);
+  if (in.on_shared) {
+    const Slot* data = shared_.data(in.buffer);
+    const std::uint32_t count = shared_.size(in.buffer);
+    for (std::uint32_t t : active) {
+      const std::uint32_t i = checked_index(in, t, count);
+      record_shared(in, t, i, Access::Read);
+      r[t] = data[i];
+    }
+    return;
+  }
+  const TensorView& view = bindings_.tensors[in.buffer];
+  with_type(in.type, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    for (std::uint32_t t : active) {
+      r[t] = decode<D>(view.data + std::size_t{checked_index(in, t, view.count)} * sizeof_dtype<D>);
+    }
+  });
+}
+
+void GroupRunner::store(const Instr& in, Active active) {
+  const Slot* v = row(in.args[1]);
+  if (in.on_shared) {
+    Slot* data = shared_.data(in.buffer);
+    const std::uint32_t count = shared_.size(in.buffer);
+    for (std::uint32_t t : active) {
+      const std::uint32_t i = checked_index(in, t, count);
+      record_shared(in, t, i, Access::Write);
+      data[i] = v[t];
+    }
+    return;
+  }
+  const TensorView& view = bindings_.tensors[in.buffer];
+  with_type(in.type, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    for (std::uint32_t t : active) {
+      encode<D>(v[t], view.data + std::size_t{checked_index(in, t, view.count)} * sizeof_dtype<D>);
+    }
+  });
+}
+
+// Threads update in increasing order; each gets the value it replaced.
+void GroupRunner::atomic(const Instr& in, Active active) {
+  Slot* r = row(in.result);
+  const Slot* v = row(in.args[1]);
+  const OpKind combiner = combiner_of(in.kind);
+  auto update = [&](Slot old, Slot x) {
+    return in.kind == OpKind::AtomicExchange ? x : combine(combiner, in.type, old, x);
+  };
+  if (in.on_shared) {
+    Slot* data = shared_.data(in.buffer);
+    const std::uint32_t count = shared_.size(in.buffer);
+    for (std::uint32_t t : active) {
+      const std::uint32_t i = checked_index(in, t, count);
+      record_shared(in, t, i, Access::Atomic);
+      const Slot old = data[i];
+      data[i] = update(old, v[t]);
+      r[t] = old;
+    }
+    return;
+  }
+  const TensorView& view = bindings_.tensors[in.buffer];
+  with_type(in.type, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    for (std::uint32_t t : active) {
+      std::byte* p = view.data + std::size_t{checked_index(in, t, view.count)} * sizeof_dtype<D>;
+      const Slot old = decode<D>(p);
+      encode<D>(update(old, v[t]), p);
+      r[t] = old;
+    }
+  });
+}
+
+}  // namespace iron::runtime::sim

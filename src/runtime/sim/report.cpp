@@ -1,0 +1,101 @@
+/// Formats sanitizer findings.
+#include "report.hpp"
+
+#include <fmt/format.h>
+
+namespace iron::runtime::sim {
+namespace {
+
+std::string_view access_verb(Access a) {
+  switch (a) {
+    case Access::Read:
+      return "read";
+    case Access::Write:
+      return "wrote";
+    case Access::Atomic:
+      return "atomically updated";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string Reporter::thread_text(std::uint32_t t) const {
+  const std::uint32_t x = t % group_size_.x;
+  const std::uint32_t y = t / group_size_.x % group_size_.y;
+  const std::uint32_t z = t / (group_size_.x * group_size_.y);
+  return fmt::format("thread {} ({},{},{})", t, x, y, z);
+}
+
+std::string Reporter::where(const Instr& in) const {
+  return fmt::format("in group ({},{},{}) at {}", group_.x, group_.y, group_.z,
+                     format_loc(in.op->loc));
+}
+
+SimError Reporter::out_of_bounds(const Instr& in, std::uint32_t thread, std::string_view buffer,
+                                 std::int64_t index, std::uint64_t count) const {
+  return SimError(SimError::Kind::OutOfBounds,
+                  fmt::format("{}: out-of-bounds {} of '{}' at index {} ('{}' has {} elements) by "
+                              "{} {}",
+                              program_.kernel->name, ir::op_name(in.kind), buffer, index, buffer,
+                              count, thread_text(thread), where(in)));
+}
+
+SimError Reporter::race(const Instr& in, std::uint32_t thread, Access access, const Conflict& first,
+                        std::string_view alloc, std::uint32_t index, std::uint32_t count) const {
+  return SimError(
+      SimError::Kind::SharedRace,
+      fmt::format("{}: shared-memory race on '{}' at index {} ('{}' has {} elements): {} {} it "
+                  "after {} {} it at {}, with no barrier in between, {}",
+                  program_.kernel->name, alloc, index, alloc, count, thread_text(thread),
+                  access_verb(access), thread_text(first.thread), access_verb(first.access),
+                  format_loc(program_.code[first.instr].op->loc), where(in)));
+}
+
+SimError Reporter::divergent_barrier(const Instr& in, Active active, std::uint32_t threads) const {
+  std::uint32_t missing = 0;
+  while (missing < active.size() && active[missing] == missing) ++missing;
+  const std::string here = active.empty() ? "" : thread_text(active.front()) + " is here, ";
+  return SimError(SimError::Kind::DivergentBarrier,
+                  fmt::format("{}: divergent {} (a group-wide barrier) reached by {} of {} threads "
+                              "({}{} is not) {}",
+                              program_.kernel->name, ir::op_name(in.kind), active.size(), threads,
+                              here, thread_text(missing), where(in)));
+}
+
+SimError Reporter::divergent_simdgroup(const Instr& in, std::uint32_t active_lanes,
+                                       std::uint32_t lanes, std::uint32_t here,
+                                       std::uint32_t missing) const {
+  return SimError(SimError::Kind::DivergentSimdgroup,
+                  fmt::format("{}: divergent {}: simdgroup {} reaches it with {} of its {} lanes "
+                              "({} is here, {} is not) {}",
+                              program_.kernel->name, ir::op_name(in.kind), here / 32, active_lanes,
+                              lanes, thread_text(here), thread_text(missing), where(in)));
+}
+
+SimError Reporter::zero_step(const Instr& in, std::uint32_t thread, Slot start, Slot end) const {
+  return SimError(SimError::Kind::ZeroStepLoop,
+                  fmt::format("{}: loop with step 0 never ends: {} starts at {} below the end {} "
+                              "{}",
+                              program_.kernel->name, thread_text(thread),
+                              format_slot(start, in.type), format_slot(end, in.type), where(in)));
+}
+
+SimError Reporter::runaway(const Instr& in, std::uint64_t budget, std::uint32_t thread, Slot i,
+                           Slot end, Slot step) const {
+  return SimError(
+      SimError::Kind::RunawayLoop,
+      fmt::format("{}: runaway loop: the group ran more than {} loop iterations "
+                  "(SimOptions::step_budget); {} is still looping with counter {} "
+                  "(end {}, step {}) {}",
+                  program_.kernel->name, budget, thread_text(thread), format_slot(i, in.type),
+                  format_slot(end, in.type), format_slot(step, in.type), where(in)));
+}
+
+SimError Reporter::division_by_zero(const Instr& in, std::uint32_t thread) const {
+  return SimError(SimError::Kind::BadArgument,
+                  fmt::format("{}: integer division by zero ('{}') by {} {}", program_.kernel->name,
+                              ir::op_name(in.kind), thread_text(thread), where(in)));
+}
+
+}  // namespace iron::runtime::sim

@@ -1,0 +1,46 @@
+/// The messages of sanitizer findings: each names the kernel, group, thread(s), buffer and index
+/// where they apply, and the op's source location.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "arith.hpp"
+#include "iron/runtime/sim.hpp"
+#include "memory.hpp"
+#include "program.hpp"
+
+namespace iron::runtime::sim {
+
+class Reporter {
+ public:
+  Reporter(const Program& program, const Dim3& group_size)
+      : program_(program), group_size_(group_size) {}
+
+  void set_group(const Dim3& group) { group_ = group; }
+
+  SimError out_of_bounds(const Instr& in, std::uint32_t thread, std::string_view buffer,
+                         std::int64_t index, std::uint64_t count) const;
+  SimError race(const Instr& in, std::uint32_t thread, Access access, const Conflict& first,
+                std::string_view alloc, std::uint32_t index, std::uint32_t count) const;
+  /// A barrier or reduce op reached by only `active` of the group's `threads`.
+  SimError divergent_barrier(const Instr& in, Active active, std::uint32_t threads) const;
+  /// A simd op reached by `here` but not by `missing`, of the same simdgroup.
+  SimError divergent_simdgroup(const Instr& in, std::uint32_t active_lanes, std::uint32_t lanes,
+                               std::uint32_t here, std::uint32_t missing) const;
+  SimError zero_step(const Instr& in, std::uint32_t thread, Slot start, Slot end) const;
+  SimError runaway(const Instr& in, std::uint64_t budget, std::uint32_t thread, Slot i, Slot end,
+                   Slot step) const;
+  SimError division_by_zero(const Instr& in, std::uint32_t thread) const;
+
+ private:
+  std::string thread_text(std::uint32_t t) const;
+  std::string where(const Instr& in) const;
+
+  const Program& program_;
+  Dim3 group_size_;
+  Dim3 group_;
+};
+
+}  // namespace iron::runtime::sim

@@ -1,0 +1,13 @@
+// expect-error: this literal cannot stand for a value of this element type
+// A floating-point literal cannot silently become an integer.
+#include <iron/iron.hpp>
+using namespace iron::dsl;
+
+IRON_KERNEL(bad_literal, (Tensor<T> inp, Out<T> out)) {
+  auto i = program_id<0>();
+#ifdef IRON_CONTROL
+  store(out[i], load(inp[i + 1u]));
+#else
+  store(out[i], load(inp[i + 1.5f]));
+#endif
+}
