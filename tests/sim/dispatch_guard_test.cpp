@@ -9,7 +9,7 @@
 #include "ir_builder.hpp"
 #include "sim_helpers.hpp"
 
-namespace iron::test {
+namespace iron::sim_test {
 namespace {
 
 using runtime::Arg;
@@ -180,7 +180,7 @@ TEST_F(DispatchGuardTest, TheSimulatorChecksBeforeRunning) {
   EXPECT_EQ(read_tensor(y)[0], 7.0) << "nothing ran";
 }
 
-TEST(GridTest, ElementwiseCountsGroupsNotThreads) {
+TEST(LaunchGrid, ElementwiseCountsGroupsNotThreads) {
   const Grid g = Grid::elementwise(1000, 256);
   EXPECT_EQ(g.groups.x, 4u);
   EXPECT_EQ(g.group_size.x, 256u);
@@ -191,7 +191,7 @@ TEST(GridTest, ElementwiseCountsGroupsNotThreads) {
   EXPECT_EQ(Grid::elementwise(10, 0).group_size.x, 0u) << "left for the guard to refuse";
 }
 
-TEST(GridTest, PerRowIsOneGroupPerRow) {
+TEST(LaunchGrid, PerRowIsOneGroupPerRow) {
   const Grid g = Grid::per_row(300, 128);
   EXPECT_EQ(g.groups.x, 300u);
   EXPECT_EQ(g.groups.y, 1u);
@@ -199,4 +199,4 @@ TEST(GridTest, PerRowIsOneGroupPerRow) {
 }
 
 }  // namespace
-}  // namespace iron::test
+}  // namespace iron::sim_test

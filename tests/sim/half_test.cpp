@@ -22,7 +22,7 @@ double f16_reference(std::uint32_t h) {
   return (h & 0x8000u) != 0 ? -magnitude : magnitude;
 }
 
-TEST(Half, EveryF16BitPatternRoundTrips) {
+TEST(HalfConversion, EveryF16BitPatternRoundTrips) {
   for (std::uint32_t h = 0; h < 0x10000; ++h) {
     const float f = f16_bits_to_f32(static_cast<std::uint16_t>(h));
     const std::uint16_t back = f32_to_f16_bits(f);
@@ -43,7 +43,7 @@ TEST(Half, EveryF16BitPatternRoundTrips) {
 
 // Between each pair of neighbouring f16 values: the midpoint goes to the even one, anything
 // nearer to a neighbour goes to that neighbour.
-TEST(Half, F16RoundsToNearestEven) {
+TEST(HalfConversion, F16RoundsToNearestEven) {
   for (std::uint32_t h = 0; h < 0x7BFF; ++h) {
     for (std::uint32_t sign : {0u, 0x8000u}) {
       const float lo = f16_bits_to_f32(static_cast<std::uint16_t>(h | sign));
@@ -65,7 +65,7 @@ TEST(Half, F16RoundsToNearestEven) {
 
 #ifdef __FLT16_MAX__
 // The compiler's own conversion is an independent reference.
-TEST(Half, F16AgreesWithCompilerConversion) {
+TEST(HalfConversion, F16AgreesWithCompilerConversion) {
   for (std::uint64_t x = 0; x < 0x100000000ull; x += 2039) {
     const float f = std::bit_cast<float>(static_cast<std::uint32_t>(x));
     if (std::isnan(f)) continue;
@@ -75,7 +75,7 @@ TEST(Half, F16AgreesWithCompilerConversion) {
 }
 #endif
 
-TEST(Half, NansStayNanAndBecomeQuiet) {
+TEST(HalfConversion, NansStayNanAndBecomeQuiet) {
   const float signaling = std::bit_cast<float>(0xFF800001u);
   EXPECT_EQ(f32_to_f16_bits(signaling), 0xFE00);
   EXPECT_EQ(f32_to_bf16_bits(signaling), 0xFFC0);
@@ -87,7 +87,7 @@ TEST(Half, NansStayNanAndBecomeQuiet) {
   EXPECT_TRUE(bf16_is_nan(f32_to_bf16_bits(std::bit_cast<float>(0x7F800001u))));
 }
 
-TEST(Half, EveryBf16BitPatternRoundTrips) {
+TEST(HalfConversion, EveryBf16BitPatternRoundTrips) {
   for (std::uint32_t h = 0; h < 0x10000; ++h) {
     const float f = bf16_bits_to_f32(static_cast<std::uint16_t>(h));
     const std::uint16_t back = f32_to_bf16_bits(f);
@@ -101,7 +101,7 @@ TEST(Half, EveryBf16BitPatternRoundTrips) {
   }
 }
 
-TEST(Half, Bf16RoundsToNearestEven) {
+TEST(HalfConversion, Bf16RoundsToNearestEven) {
   for (std::uint32_t h = 0; h < 0x7F7F; ++h) {
     for (std::uint32_t sign : {0u, 0x8000u}) {
       const float lo = bf16_bits_to_f32(static_cast<std::uint16_t>(h | sign));

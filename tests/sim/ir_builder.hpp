@@ -9,7 +9,7 @@
 
 #include "iron/core/ir.hpp"
 
-namespace iron::test {
+namespace iron::sim_test {
 
 class IrBuilder {
  public:
@@ -195,4 +195,4 @@ class IrBuilder {
   std::vector<DType> types_;
 };
 
-}  // namespace iron::test
+}  // namespace iron::sim_test

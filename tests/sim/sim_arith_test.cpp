@@ -9,7 +9,7 @@
 #include "ir_builder.hpp"
 #include "sim_helpers.hpp"
 
-namespace iron::test {
+namespace iron::sim_test {
 namespace {
 
 using ir::OpKind;
@@ -266,4 +266,4 @@ TEST(SimArith, BuiltinsOfAThreeDimensionalGrid) {
 }
 
 }  // namespace
-}  // namespace iron::test
+}  // namespace iron::sim_test

@@ -9,7 +9,7 @@
 #include "ir_builder.hpp"
 #include "sim_helpers.hpp"
 
-namespace iron::test {
+namespace iron::sim_test {
 namespace {
 
 using ir::OpKind;
@@ -239,4 +239,4 @@ TEST(SimCollective, UnwrittenSharedMemoryReadsAsPoison) {
 }
 
 }  // namespace
-}  // namespace iron::test
+}  // namespace iron::sim_test

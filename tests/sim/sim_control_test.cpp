@@ -5,7 +5,7 @@
 #include "ir_builder.hpp"
 #include "sim_helpers.hpp"
 
-namespace iron::test {
+namespace iron::sim_test {
 namespace {
 
 using ir::OpKind;
@@ -128,4 +128,4 @@ TEST(SimControl, SelectPicksPerThreadAndAVarDeclInALoopRestarts) {
 }
 
 }  // namespace
-}  // namespace iron::test
+}  // namespace iron::sim_test

@@ -12,7 +12,7 @@
 #include "iron/runtime/launch.hpp"
 #include "iron/runtime/sim.hpp"
 
-namespace iron::test {
+namespace iron::sim_test {
 
 inline runtime::HostTensor make_tensor(DType t, const std::vector<double>& values) {
   runtime::HostTensor h;
@@ -104,4 +104,4 @@ inline std::optional<runtime::SimError> finding(const ir::Kernel& k, std::vector
   return std::nullopt;
 }
 
-}  // namespace iron::test
+}  // namespace iron::sim_test

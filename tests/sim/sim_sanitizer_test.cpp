@@ -7,7 +7,7 @@
 #include "ir_builder.hpp"
 #include "sim_helpers.hpp"
 
-namespace iron::test {
+namespace iron::sim_test {
 namespace {
 
 using ir::OpKind;
@@ -308,4 +308,4 @@ TEST(SimSanitizer, TheFirstFailingGroupIsReportedWhateverTheThreading) {
 }
 
 }  // namespace
-}  // namespace iron::test
+}  // namespace iron::sim_test

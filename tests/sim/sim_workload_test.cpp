@@ -9,7 +9,7 @@
 #include "ir_builder.hpp"
 #include "sim_helpers.hpp"
 
-namespace iron::test {
+namespace iron::sim_test {
 namespace {
 
 using ir::OpKind;
@@ -148,4 +148,4 @@ TEST(SimWorkload, RmsNormOnThousandsOfRows) {
 }
 
 }  // namespace
-}  // namespace iron::test
+}  // namespace iron::sim_test

@@ -10,8 +10,7 @@ namespace {
 std::optional<Conflict> other(const std::uint32_t (&threads)[2], const std::uint32_t (&at)[2],
                               std::uint32_t thread, Access access) {
   for (int i = 0; i < 2; ++i) {
-    if (threads[i] != 0xFFFFFFFFu && threads[i] != thread)
-      return Conflict{threads[i], access, at[i]};
+    if (threads[i] != kNoThread && threads[i] != thread) return Conflict{threads[i], access, at[i]};
   }
   return std::nullopt;
 }
@@ -20,7 +19,7 @@ void remember(std::uint32_t (&threads)[2], std::uint32_t (&at)[2], std::uint32_t
               std::uint32_t instr) {
   for (int i = 0; i < 2; ++i) {
     if (threads[i] == thread) return;
-    if (threads[i] == 0xFFFFFFFFu) {
+    if (threads[i] == kNoThread) {
       threads[i] = thread;
       at[i] = instr;
       return;
@@ -45,7 +44,7 @@ std::optional<Conflict> SharedMemory::record(int alloc, std::uint32_t index, std
                                              Access access, std::uint32_t instr) {
   Cell& c = allocs_[alloc].cells[index];
   if (c.epoch != epoch_) c = Cell{epoch_};
-  if (c.writer != kNone && c.writer != thread)
+  if (c.writer != kNoThread && c.writer != thread)
     return Conflict{c.writer, Access::Write, c.writer_at};
   switch (access) {
     case Access::Read:

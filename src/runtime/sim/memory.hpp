@@ -20,6 +20,9 @@ struct TensorView {
 
 enum class Access : std::uint8_t { Read, Write, Atomic };
 
+/// "No thread" in the race bookkeeping.
+inline constexpr std::uint32_t kNoThread = 0xFFFFFFFFu;
+
 /// An earlier access, by another thread in the same barrier interval, that a new access races with.
 struct Conflict {
   std::uint32_t thread = 0;
@@ -48,15 +51,13 @@ class SharedMemory {
                                  Access access, std::uint32_t instr);
 
  private:
-  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
-
   // Who touched one element in the current barrier interval (two distinct readers and two
   // distinct atomic users are enough to name one that is not the thread asking).
   struct Cell {
     std::uint32_t epoch = 0;
-    std::uint32_t writer = kNone, writer_at = 0;
-    std::uint32_t readers[2] = {kNone, kNone}, reader_at[2] = {};
-    std::uint32_t atomics[2] = {kNone, kNone}, atomic_at[2] = {};
+    std::uint32_t writer = kNoThread, writer_at = 0;
+    std::uint32_t readers[2] = {kNoThread, kNoThread}, reader_at[2] = {};
+    std::uint32_t atomics[2] = {kNoThread, kNoThread}, atomic_at[2] = {};
   };
 
   struct Alloc {

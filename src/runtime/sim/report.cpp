@@ -55,12 +55,11 @@ SimError Reporter::race(const Instr& in, std::uint32_t thread, Access access, co
 SimError Reporter::divergent_barrier(const Instr& in, Active active, std::uint32_t threads) const {
   std::uint32_t missing = 0;
   while (missing < active.size() && active[missing] == missing) ++missing;
-  const std::string here = active.empty() ? "" : thread_text(active.front()) + " is here, ";
   return SimError(SimError::Kind::DivergentBarrier,
                   fmt::format("{}: divergent {} (a group-wide barrier) reached by {} of {} threads "
-                              "({}{} is not) {}",
+                              "({} is here, {} is not) {}",
                               program_.kernel->name, ir::op_name(in.kind), active.size(), threads,
-                              here, thread_text(missing), where(in)));
+                              thread_text(active.front()), thread_text(missing), where(in)));
 }
 
 SimError Reporter::divergent_simdgroup(const Instr& in, std::uint32_t active_lanes,

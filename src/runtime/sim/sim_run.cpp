@@ -1,6 +1,5 @@
 /// The simulator's entry point: checks the dispatch, prepares the kernel, and runs the groups one
 /// after another, on two threads when the kernel has no tensor atomics (same result either way).
-#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
