@@ -28,7 +28,8 @@ std::string dtype_names(const std::vector<DType>& dtypes) {
 
 void print_rows(const std::string& title, const std::vector<Row>& rows) {
   fmt::print("{} ({}):\n", title, rows.size());
-  std::size_t name_width = 0, dtypes_width = 0;
+  std::size_t name_width = 0;
+  std::size_t dtypes_width = 0;
   for (const Row& r : rows) {
     name_width = std::max(name_width, r.name.size());
     dtypes_width = std::max(dtypes_width, r.dtypes.size());

@@ -38,7 +38,8 @@ void print_progress(std::size_t done, std::size_t total, const testing::TestResu
 }
 
 void print_report(const std::vector<testing::TestResult>& results) {
-  std::size_t name_width = 4, backend_width = 7;
+  std::size_t name_width = 4;  // the widths of the column titles
+  std::size_t backend_width = 7;
   for (const auto& r : results) {
     name_width = std::max(name_width, r.name.size());
     backend_width = std::max(backend_width, r.backend.size());

@@ -92,6 +92,7 @@ struct SourceLoc {
   X(ReduceMax, "reduce.max", Group)                            \
   X(ReduceMin, "reduce.min", Group)                            \
   X(VarDecl, "var", Other)                                     \
+  X(Extract, "extract", Other)                                 \
   X(VarLoad, "var.load", Other)                                \
   X(VarStore, "var.store", Other)                              \
   X(For, "for", Other)                                         \
@@ -138,6 +139,9 @@ struct Block {
 ///   Builtin: builtin + axis.               Unary/Binary/Compare/Select/Fma: args.
 ///   Cast/Bitcast: args[0], type = target.  Load: param, args=[index].
 ///   Store: param, args=[index, value].     SharedLoad/Store: shared, args as Load/Store.
+///   Vector access (lanes > 1, made by the vectorizer): Load/SharedLoad read `lanes` consecutive
+///   elements from `index` (a multiple of lanes) into one vector value; Store/SharedStore take
+///   args=[index, v0 … v(lanes-1)]. Extract: args=[vector], ivalue = lane, result a scalar.
 ///   Atomic*: param or shared, args=[index, value], result = previous value.
 ///   Simd*/Reduce*: args=[value(, lane|mask|delta)].
 ///   VarDecl: result = the variable, args=[init]. VarLoad: args=[var]. VarStore: args=[var, v].
@@ -152,6 +156,7 @@ struct Op {
   std::int64_t ivalue = 0;  ///< Const of an integer or bool type
   Builtin builtin = Builtin::ThreadId;
   std::uint8_t axis = 0;
+  std::uint8_t lanes = 1;     ///< elements per access of a vector Load/Store (1, 2, 4, 8, 16)
   int param = -1;   ///< kernel parameter index (tensor or constexpr)
   int shared = -1;  ///< threadgroup allocation index
   std::vector<Block> blocks;
@@ -173,7 +178,8 @@ struct Param {
 struct SharedAlloc {
   std::string name;
   DType dtype = DType::F32;
-  std::uint32_t size = 0;  ///< elements
+  std::uint32_t size = 0;    ///< elements
+  std::uint32_t offset = 0;  ///< bytes from the start of the group's shared memory (set by layout)
 };
 
 /// How the grid maps to work (seed style guide §4).
@@ -207,6 +213,7 @@ struct Kernel {
   DispatchContract dispatch;
   Block body;
   std::uint32_t num_values = 0;  ///< value ids are 0 .. num_values-1
+  std::uint32_t shared_bytes = 0;  ///< total shared memory, set by the shared-memory layout pass
   SourceLoc loc;                 ///< where the kernel is defined
 
   int find_param(std::string_view param_name) const;

@@ -1,0 +1,46 @@
+/// NVRTC, loaded at run time with dlopen (never linked): whether it is here, and CUDA C++ to an
+/// sm_XX cubin with any warning treated as an error.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace iron::runtime {
+
+/// Whether NVRTC could be loaded, from where, and its version.
+struct NvrtcStatus {
+  bool available = false;
+  std::string library_path;  ///< the file that was opened
+  std::string include_path;  ///< folder with cuda_fp16.h passed to every compile; empty if none
+  std::string reason;        ///< when unavailable: every place searched and why each failed
+  int major = 0;
+  int minor = 0;
+};
+
+/// Searches once per process, in order, and keeps the first library that opens and has every
+/// function Iron calls:
+///   1. $IRON_NVRTC (a full path to the library file);
+///   2. lib64/ then lib/ of each CUDA toolkit root: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda,
+///      /usr/local/cuda-X.Y (newest first);
+///   3. /usr/lib/x86_64-linux-gnu;
+///   4. pip wheels (nvidia-cuda-nvrtc-cu12: nvidia/cuda_nvrtc/lib; nvidia-cuda-nvrtc for CUDA 13:
+///      nvidia/cu13/lib) in each python3.* site-packages or dist-packages folder under
+///      /usr/lib, /usr/local/lib, ~/.local/lib and $VIRTUAL_ENV/lib;
+///   5. the bare sonames libnvrtc.so.13, libnvrtc.so.12, libnvrtc.so (LD_LIBRARY_PATH, ld.so.cache).
+/// In each folder the file names are tried in the order of step 5. Thread-safe.
+const NvrtcStatus& nvrtc_status();
+
+struct CubinResult {
+  std::vector<std::byte> cubin;  ///< an ELF image for sm_XX, never PTX
+  std::string log;               ///< NVRTC's log: always empty, since any message fails the compile
+};
+
+/// Compiles `source` (named `name` in messages) for the real architecture sm_`sm` with
+/// -std=c++17 and the include path of nvrtc_status(). Throws iron::Error when NVRTC is
+/// unavailable (with the search list), when the compile fails (NVRTC's error and log), or when
+/// it succeeds with any message in the log ("NVRTC compiled NAME with warnings: ..."). NVRTC
+/// allows concurrent compiles of separate programs, so this is thread-safe.
+CubinResult compile_cubin(const std::string& source, const std::string& name, int sm = 90);
+
+}  // namespace iron::runtime

@@ -1,0 +1,123 @@
+/// Common-subexpression elimination over the block tree: an op structurally equal to one already
+/// computed in the same or an enclosing block reuses its value. Memory reads carry a generation
+/// that every possible write (and, for var.load, every branch or loop) advances.
+#include "iron/codegen/passes/eliminate_common_subexpressions.hpp"
+
+#include <compare>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "const_eval.hpp"
+#include "iron/codegen/ir_utils.hpp"
+
+namespace iron::codegen {
+namespace {
+
+using ir::OpKind;
+
+/// Everything that makes two ops compute the same value.
+struct Key {
+  OpKind kind = OpKind::Const;
+  DType type = DType::U32;
+  std::vector<ir::ValueId> args;
+  std::uint64_t payload = 0;  ///< Const: the value's bits; Extract: the lane
+  ir::Builtin builtin = ir::Builtin::ThreadId;
+  std::uint8_t axis = 0;
+  std::uint8_t lanes = 1;
+  int param = -1;
+  int shared = -1;
+  std::uint64_t generation = 0;  ///< memory reads: the state of memory they read
+  auto operator<=>(const Key&) const = default;
+};
+
+/// Tensor and shared memory may change here (var.store too, to stay conservative).
+bool writes_memory(const ir::Op& op) {
+  return op.kind == OpKind::Store || op.kind == OpKind::SharedStore ||
+         op.kind == OpKind::Barrier || op.kind == OpKind::VarStore ||
+         ir::op_class(op.kind) == ir::OpClass::Atomic;
+}
+
+bool block_writes_memory(const ir::Block& b) {
+  bool writes = false;
+  ir::walk(b, [&](const ir::Op& op) { writes |= writes_memory(op); });
+  return writes;
+}
+
+class Eliminator {
+ public:
+  void block(ir::Block& b) {
+    std::vector<std::map<Key, ir::ValueId>::iterator> scope;  // what this block made available
+    for (std::size_t i = 0; i < b.ops.size();) {
+      ir::Op& op = b.ops[i];
+      for (ir::ValueId& a : op.args) {
+        if (const auto it = replaced_.find(a); it != replaced_.end()) a = it->second;
+      }
+      if (writes_memory(op)) ++memory_generation_;
+      if (op.kind == OpKind::VarStore) ++var_generation_;
+      if (!op.blocks.empty()) {
+        nested(op);
+      } else if (is_candidate(op)) {
+        const auto [it, inserted] = available_.try_emplace(key(op), op.result);
+        if (!inserted) {
+          replaced_[op.result] = it->second;
+          b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
+          continue;
+        }
+        scope.push_back(it);
+      }
+      ++i;
+    }
+    for (const auto& it : scope) available_.erase(it);
+  }
+
+ private:
+  void nested(ir::Op& op) {
+    ++var_generation_;
+    // A later iteration reads what an earlier one wrote: nothing read before the loop survives.
+    if (op.kind == OpKind::For && block_writes_memory(op.blocks[0])) ++memory_generation_;
+    for (ir::Block& b : op.blocks) {
+      block(b);
+      ++var_generation_;
+    }
+  }
+
+  static bool is_candidate(const ir::Op& op) {
+    if (op.result == ir::kNoValue) return false;
+    return is_pure(op) || reads_memory(op);
+  }
+
+  Key key(const ir::Op& op) const {
+    Key k{op.kind, op.type, op.args};
+    if (op.kind == OpKind::Const) {
+      k.payload = const_value(op).bits;
+    } else if (op.kind == OpKind::Extract) {
+      k.payload = static_cast<std::uint64_t>(op.ivalue);
+    }
+    k.builtin = op.builtin;
+    k.axis = op.axis;
+    k.lanes = op.lanes;
+    k.param = op.param;
+    k.shared = op.shared;
+    if (op.kind == OpKind::VarLoad) {
+      k.generation = var_generation_;
+    } else if (reads_memory(op)) {
+      k.generation = memory_generation_;
+    }
+    return k;
+  }
+
+  std::map<Key, ir::ValueId> available_;
+  std::unordered_map<ir::ValueId, ir::ValueId> replaced_;
+  std::uint64_t memory_generation_ = 0;
+  std::uint64_t var_generation_ = 0;
+};
+
+}  // namespace
+
+void eliminate_common_subexpressions(ir::Kernel& kernel, const TargetProfile& /*target*/) {
+  Eliminator().block(kernel.body);
+  remove_empty_control_flow(kernel.body);
+}
+
+}  // namespace iron::codegen

@@ -1,0 +1,61 @@
+/// Shared-memory layout: 16-byte aligned offsets in declaration order, the total, the limit.
+#include "iron/codegen/passes/layout_shared_memory.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "iron/core/error.hpp"
+
+namespace iron::codegen {
+namespace {
+
+constexpr std::uint64_t kAlignment = 16;
+
+std::uint64_t align_up(std::uint64_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+std::uint64_t alloc_bytes(const ir::SharedAlloc& a) {
+  return std::uint64_t{a.size} * dtype_size(a.dtype);
+}
+
+/// Every allocation with its size and offset, for the error message.
+std::string describe(const ir::Kernel& kernel, const std::vector<std::uint64_t>& offsets) {
+  std::string text;
+  for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
+    const ir::SharedAlloc& a = kernel.shared[i];
+    text += fmt::format("\n  @{}: {}[{}], {} bytes at offset {}", a.name, dtype_name(a.dtype),
+                        a.size, alloc_bytes(a), offsets[i]);
+  }
+  return text;
+}
+
+}  // namespace
+
+void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target) {
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t end = 0;
+  for (const ir::SharedAlloc& a : kernel.shared) {
+    offsets.push_back(align_up(end));
+    end = offsets.back() + alloc_bytes(a);
+  }
+  const std::uint64_t total = align_up(end);
+  if (total > target.max_shared_bytes) {
+    throw Error(fmt::format(
+        "kernel {}: needs {} bytes of threadgroup memory, more than the {} bytes target {} "
+        "allows:{}",
+        kernel.name, total, target.max_shared_bytes, target.name, describe(kernel, offsets)));
+  }
+  IRON_INTERNAL_ASSERT(total <= std::numeric_limits<std::uint32_t>::max(),
+                       "shared-memory total does not fit 32 bits");
+  for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
+    kernel.shared[i].offset = static_cast<std::uint32_t>(offsets[i]);
+  }
+  kernel.shared_bytes = static_cast<std::uint32_t>(total);
+}
+
+}  // namespace iron::codegen
