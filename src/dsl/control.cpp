@@ -51,13 +51,13 @@ void emit_if(ir::ValueId cond) {
   Tracer::current().emit(std::move(op), false);
 }
 
-BranchScope::BranchScope(const Expr<boolean>& cond, std::source_location where) {
+BranchScope::BranchScope(const Expr<boolean>& cond, SourceLocation where) {
   Tracer::current().at(where);
   emit_if(cond.id());
   guard_.open(0, "IRON_IF branch");
 }
 
-BranchScope::BranchScope(std::source_location where) {
+BranchScope::BranchScope(SourceLocation where) {
   Tracer& t = Tracer::current();
   t.at(where);
   if (t.if_awaiting_else() == nullptr) {

@@ -27,7 +27,7 @@ ir::SizeRule exactly(std::int64_t n) { return rule(ir::SizeRule::Kind::Exactly, 
 ir::SizeRule power_of_two() { return rule(ir::SizeRule::Kind::PowerOfTwo, 0); }
 
 void dispatch(ir::DispatchMode mode, std::initializer_list<ir::SizeRule> rules,
-              std::source_location where) {
+              SourceLocation where) {
   auto& t = detail::Tracer::current();
   t.at(where);
   t.set_dispatch({mode, rules});

@@ -11,7 +11,7 @@ namespace {
 thread_local Tracer* g_current = nullptr;
 }  // namespace
 
-ir::SourceLoc to_loc(const std::source_location& where) {
+ir::SourceLoc to_loc(const SourceLocation& where) {
   std::string file = where.file_name();
   // Builds map the project root away; a path from elsewhere keeps only its last parts.
   if (!file.empty() && file.front() == '/') {

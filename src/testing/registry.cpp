@@ -22,7 +22,7 @@ const std::vector<TestCase>& registered_tests() { return registry(); }
 
 TestRegistrar::TestRegistrar(const char* kernel, const char* name,
                              std::vector<DTypeTolerance> dtypes, TestSetup (*make)(DType, Rng&),
-                             std::source_location where) {
+                             SourceLocation where) {
   TestCase test{kernel, fmt::format("{}.{}", kernel, name), std::move(dtypes), make,
                 dsl::detail::to_loc(where)};
   if (test.dtypes.empty()) {

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <exception>
-#include <source_location>
+#include "iron/core/source_location.hpp"
 
 #include "iron/dsl/expr.hpp"
 
@@ -43,7 +43,7 @@ void emit_if(ir::ValueId cond);
 template <IntegerElement I>
 class Range {
  public:
-  Range(Expr<I> start, Expr<I> end, Expr<I> step, std::source_location where)
+  Range(Expr<I> start, Expr<I> end, Expr<I> step, SourceLocation where)
       : start_(start), end_(end), step_(step), where_(where) {}
 
   class Iterator {
@@ -71,7 +71,7 @@ class Range {
 
  private:
   Expr<I> start_, end_, step_, induction_;
-  std::source_location where_;
+  SourceLocation where_;
   detail::ScopeGuard guard_;
   bool done_ = false;
 };
@@ -79,7 +79,7 @@ class Range {
 /// A symbolic loop from `start` to `end` (exclusive) by `step`, which must be positive.
 template <class A, class B, class C = int>
 auto range(const A& start, const B& end, const C& step = 1,
-           std::source_location where = std::source_location::current()) {
+           SourceLocation where = SourceLocation::current()) {
   using I = typename detail::element_or<
       A, typename detail::element_or<B, typename detail::element_or<C, u32>::type>::type>::type;
   static_assert(IntegerElement<I>, "Iron: range() needs integer bounds");
@@ -94,9 +94,9 @@ namespace detail {
 class BranchScope {
  public:
   /// The then-block of a new If on `cond`.
-  BranchScope(const Expr<boolean>& cond, std::source_location where);
+  BranchScope(const Expr<boolean>& cond, SourceLocation where);
   /// The else-block of the If just closed in this block.
-  explicit BranchScope(std::source_location where);
+  explicit BranchScope(SourceLocation where);
   bool pending() const { return !entered_; }
   void enter() { entered_ = true; }
   void done() { guard_.finish(); }
@@ -114,7 +114,7 @@ class BranchScope {
 /// The trailing `if (…) {} else` makes a plain C++ `else` after the body a syntax error.
 #define IRON_IF(cond)                                                               \
   for (::iron::dsl::detail::BranchScope iron_branch_scope_{                         \
-           (cond), ::std::source_location::current()};                              \
+           (cond), ::iron::SourceLocation::current()};                              \
        iron_branch_scope_.pending(); iron_branch_scope_.done())                      \
     if (iron_branch_scope_.enter(); false) {                                      \
     } else
@@ -122,7 +122,7 @@ class BranchScope {
 /// The else-branch of the IRON_IF just before it.
 #define IRON_ELSE                                                                   \
   for (::iron::dsl::detail::BranchScope iron_branch_scope_{                         \
-           ::std::source_location::current()};                                      \
+           ::iron::SourceLocation::current()};                                      \
        iron_branch_scope_.pending(); iron_branch_scope_.done())                      \
     if (iron_branch_scope_.enter(); false) {                                      \
     } else

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <limits>
-#include <source_location>
+#include "iron/core/source_location.hpp"
 #include <type_traits>
 
 #include "iron/dsl/tracer.hpp"
@@ -63,13 +63,13 @@ class Expr {
 
   /// Converts the value (rounding floats, truncating floats to integers).
   template <Element U>
-  Expr<U> cast(std::source_location where = std::source_location::current()) const {
+  Expr<U> cast(SourceLocation where = SourceLocation::current()) const {
     detail::Tracer::current().at(where);
     return Expr<U>::wrap(detail::emit_convert(ir::OpKind::Cast, id_, dtype_of<U>));
   }
   /// Reinterprets the bits as U, which must have the same size.
   template <Element U>
-  Expr<U> bitcast(std::source_location where = std::source_location::current()) const {
+  Expr<U> bitcast(SourceLocation where = SourceLocation::current()) const {
     static_assert(dtype_size_of<U>() == dtype_size_of<T>(), "bitcast needs equal sizes");
     detail::Tracer::current().at(where);
     return Expr<U>::wrap(detail::emit_convert(ir::OpKind::Bitcast, id_, dtype_of<U>));
@@ -125,8 +125,8 @@ class Var {
   template <class X>
     requires(Symbolic<X> || detail::LiteralFor<X, T>)
   Var(const X& init,  // NOLINT(google-explicit-constructor)
-      std::source_location where = std::source_location::current());
-  Var(const Var& other, std::source_location where = std::source_location::current())
+      SourceLocation where = SourceLocation::current());
+  Var(const Var& other, SourceLocation where = SourceLocation::current())
       : Var(Expr<T>(other), where) {}
 
   /// Reads the current value.
@@ -191,7 +191,7 @@ ir::ValueId emit_var_load(ir::ValueId var, DType type);
 template <Element T>
 template <class X>
   requires(Symbolic<X> || detail::LiteralFor<X, T>)
-Var<T>::Var(const X& init, std::source_location where) {
+Var<T>::Var(const X& init, SourceLocation where) {
   detail::Tracer::current().at(where);
   var_ = detail::emit_var_decl(detail::to_expr<T>(init).id(), dtype_of<T>);
 }
@@ -217,12 +217,12 @@ using common_t = typename detail::common_element<A, B>::type;
 
 /// cast<U>(x): the same as x.cast<U>(), without `.template` inside a kernel template.
 template <Element U, Symbolic X>
-Expr<U> cast(const X& x, std::source_location where = std::source_location::current()) {
+Expr<U> cast(const X& x, SourceLocation where = SourceLocation::current()) {
   return detail::to_expr<element_of<X>>(x).template cast<U>(where);
 }
 /// bitcast<U>(x): reinterprets the bits of x as U (same size).
 template <Element U, Symbolic X>
-Expr<U> bitcast(const X& x, std::source_location where = std::source_location::current()) {
+Expr<U> bitcast(const X& x, SourceLocation where = SourceLocation::current()) {
   return detail::to_expr<element_of<X>>(x).template bitcast<U>(where);
 }
 

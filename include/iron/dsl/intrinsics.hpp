@@ -2,7 +2,7 @@
 /// threadgroup reductions and barriers.
 #pragma once
 
-#include <source_location>
+#include "iron/core/source_location.hpp"
 
 #include "iron/dsl/expr.hpp"
 
@@ -18,7 +18,7 @@ void emit_barrier();
 
 #define IRON_AXIS_BUILTIN(fn, kind)                                                   \
   template <int Axis>                                                                 \
-  Expr<u32> fn(std::source_location where = std::source_location::current()) {        \
+  Expr<u32> fn(SourceLocation where = SourceLocation::current()) {        \
     static_assert(Axis >= 0 && Axis <= 2, "Iron: axis must be 0, 1 or 2");            \
     detail::Tracer::current().at(where);                                              \
     return Expr<u32>::wrap(detail::emit_builtin(ir::Builtin::kind, Axis));                  \
@@ -36,7 +36,7 @@ IRON_AXIS_BUILTIN(global_id, GlobalId)
 #undef IRON_AXIS_BUILTIN
 
 #define IRON_FLAT_BUILTIN(fn, kind)                                                   \
-  inline Expr<u32> fn(std::source_location where = std::source_location::current()) { \
+  inline Expr<u32> fn(SourceLocation where = SourceLocation::current()) { \
     detail::Tracer::current().at(where);                                              \
     return Expr<u32>::wrap(detail::emit_builtin(ir::Builtin::kind, 0));                     \
   }
@@ -51,7 +51,7 @@ IRON_FLAT_BUILTIN(simdgroup_count, SimdgroupCount)
 /// The work index of the declared mode: the global thread id for elementwise kernels, the
 /// group id for reduction and tiled kernels. Declare dispatch(...) before calling it.
 template <int Axis>
-Expr<u32> program_id(std::source_location where = std::source_location::current()) {
+Expr<u32> program_id(SourceLocation where = SourceLocation::current()) {
   const bool per_thread = detail::Tracer::current().lock_mode() == ir::DispatchMode::Elementwise;
   return per_thread ? global_id<Axis>(where) : group_id<Axis>(where);
 }
@@ -127,7 +127,7 @@ Expr<common_t<A, B>> select(const Expr<boolean>& cond, const A& a, const B& b) {
 
 #define IRON_COLLECTIVE(fn, kind)                                                          \
   template <Symbolic X>                                                                    \
-  Expr<element_of<X>> fn(const X& x, std::source_location where = std::source_location::current()) { \
+  Expr<element_of<X>> fn(const X& x, SourceLocation where = SourceLocation::current()) { \
     using T = element_of<X>;                                                               \
     detail::Tracer::current().at(where);                                                   \
     return Expr<T>::wrap(detail::emit_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>)); \
@@ -148,7 +148,7 @@ IRON_COLLECTIVE(reduce_min, ReduceMin)
 #define IRON_SHUFFLE(fn, kind)                                                             \
   template <Symbolic X, class L>                                                           \
   Expr<element_of<X>> fn(const X& x, const L& lane,                                        \
-                         std::source_location where = std::source_location::current()) {   \
+                         SourceLocation where = SourceLocation::current()) {   \
     using T = element_of<X>;                                                               \
     detail::Tracer::current().at(where);                                                   \
     return Expr<T>::wrap(detail::emit_op(ir::OpKind::kind,                                       \
@@ -165,7 +165,7 @@ IRON_SHUFFLE(simd_broadcast, SimdBroadcast)
 #undef IRON_SHUFFLE
 
 /// Waits until every thread of the group arrives; orders threadgroup-memory accesses.
-inline void barrier(std::source_location where = std::source_location::current()) {
+inline void barrier(SourceLocation where = SourceLocation::current()) {
   detail::Tracer::current().at(where);
   detail::emit_barrier();
 }

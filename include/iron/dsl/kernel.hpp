@@ -4,7 +4,7 @@
 
 #include <functional>
 #include <initializer_list>
-#include <source_location>
+#include "iron/core/source_location.hpp"
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -36,7 +36,7 @@ ir::SizeRule exactly(const Constexpr<U>& c, std::int64_t divisor = 1) {
 
 /// Declares the kernel's mode and group-size rules; first statement of a kernel body.
 void dispatch(ir::DispatchMode mode, std::initializer_list<ir::SizeRule> rules = {},
-              std::source_location where = std::source_location::current());
+              SourceLocation where = SourceLocation::current());
 
 // ── Registry ─────────────────────────────────────────────────────────────────────────────────
 
@@ -89,7 +89,7 @@ std::function<void()> body_of(void (*fn)(P...), const std::vector<std::string>& 
 /// Registers one kernel name with its three float instantiations.
 struct KernelRegistrar {
   template <class F32, class F16, class BF16>
-  KernelRegistrar(const char* name, const char* params, std::source_location where, F32 f32_fn,
+  KernelRegistrar(const char* name, const char* params, SourceLocation where, F32 f32_fn,
                   F16 f16_fn, BF16 bf16_fn) {
     const auto names = parameter_names(params);
     const std::string kernel_name = name;
@@ -115,7 +115,7 @@ struct KernelRegistrar {
   template <class T>                                                                        \
   void NAME##_body PARAMS;                                                                  \
   [[maybe_unused]] static const ::iron::dsl::detail::KernelRegistrar NAME##_registrar{      \
-      #NAME, #PARAMS, ::std::source_location::current(), &NAME##_body<::iron::dsl::f32>,   \
+      #NAME, #PARAMS, ::iron::SourceLocation::current(), &NAME##_body<::iron::dsl::f32>,   \
       &NAME##_body<::iron::dsl::f16>, &NAME##_body<::iron::dsl::bf16>};                     \
   template <class T>                                                                        \
   void NAME##_body PARAMS
@@ -131,6 +131,6 @@ struct KernelRegistrar {
 
 #define IRON_KERNEL_VARIANT(NAME, SUFFIX, ...)                                                  \
   [[maybe_unused]] static const ::iron::dsl::detail::KernelRegistrar NAME##_##SUFFIX##_registrar{ \
-      #NAME "_" #SUFFIX, NAME##_params, ::std::source_location::current(),                       \
+      #NAME "_" #SUFFIX, NAME##_params, ::iron::SourceLocation::current(),                       \
       &NAME##_body<::iron::dsl::f32, __VA_ARGS__>, &NAME##_body<::iron::dsl::f16, __VA_ARGS__>,  \
       &NAME##_body<::iron::dsl::bf16, __VA_ARGS__>}

@@ -3,7 +3,7 @@
 /// and atomics on them.
 #pragma once
 
-#include <source_location>
+#include "iron/core/source_location.hpp"
 #include <string>
 
 #include "iron/dsl/expr.hpp"
@@ -99,7 +99,7 @@ class Shared {
 
 /// Allocates threadgroup memory; each call is a distinct allocation with a generated name.
 template <Element T>
-Shared<T> shared(std::uint32_t size, std::source_location where = std::source_location::current()) {
+Shared<T> shared(std::uint32_t size, SourceLocation where = SourceLocation::current()) {
   auto& t = detail::Tracer::current();
   t.at(where);
   return Shared<T>(t.add_shared(dtype_of<T>, size));
@@ -107,14 +107,14 @@ Shared<T> shared(std::uint32_t size, std::source_location where = std::source_lo
 
 template <Element T, bool W>
 Expr<T> load(const detail::ElementRef<T, W>& ref,
-             std::source_location where = std::source_location::current()) {
+             SourceLocation where = SourceLocation::current()) {
   detail::Tracer::current().at(where);
   return Expr<T>::wrap(detail::emit_load(ref.param, ref.shared, ref.index, dtype_of<T>));
 }
 
 template <Element T, class X>
 void store(const detail::ElementRef<T, true>& ref, const X& value,
-           std::source_location where = std::source_location::current()) {
+           SourceLocation where = SourceLocation::current()) {
   detail::Tracer::current().at(where);
   detail::emit_store(ref.param, ref.shared, ref.index, detail::to_expr<T>(value).id(),
                      dtype_of<T>);
@@ -123,12 +123,12 @@ void store(const detail::ElementRef<T, true>& ref, const X& value,
 /// Storing into an input tensor is a compile error: mark the parameter Out<T>.
 template <Element T, class X>
 void store(const detail::ElementRef<T, false>& ref, const X& value,
-           std::source_location where = std::source_location::current()) = delete;
+           SourceLocation where = SourceLocation::current()) = delete;
 
 #define IRON_ATOMIC(fn, kind)                                                               \
   template <Element T, class X>                                                             \
   Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value,                        \
-             std::source_location where = std::source_location::current()) {               \
+             SourceLocation where = SourceLocation::current()) {               \
     detail::Tracer::current().at(where);                                                    \
     return Expr<T>::wrap(detail::emit_atomic(ir::OpKind::kind, ref.param, ref.shared, ref.index,  \
                                        detail::to_expr<T>(value).id(), dtype_of<T>));       \

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstdint>
-#include <source_location>
+#include "iron/core/source_location.hpp"
 #include <string>
 #include <vector>
 
@@ -13,7 +13,7 @@
 
 namespace iron::dsl::detail {
 
-ir::SourceLoc to_loc(const std::source_location& where);
+ir::SourceLoc to_loc(const SourceLocation& where);
 
 class Tracer {
  public:
@@ -29,7 +29,7 @@ class Tracer {
   const std::string& name() const { return kernel_.name; }
 
   /// Remembers where the user's latest DSL call is, for ops and errors that follow.
-  void at(const std::source_location& where) { loc_ = to_loc(where); }
+  void at(const SourceLocation& where) { loc_ = to_loc(where); }
   const ir::SourceLoc& loc() const { return loc_; }
 
   /// Appends `op` (tagged with the current location) to the innermost block. Gives it a fresh

@@ -4,7 +4,7 @@
 
 #include <functional>
 #include <initializer_list>
-#include <source_location>
+#include "iron/core/source_location.hpp"
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,7 +33,7 @@ const std::vector<TestCase>& registered_tests();
 struct TestRegistrar {
   TestRegistrar(const char* kernel, const char* name, std::vector<DTypeTolerance> dtypes,
                 TestSetup (*make)(DType, Rng&),
-                std::source_location where = std::source_location::current());
+                SourceLocation where = SourceLocation::current());
 };
 
 /// The dtypes a test runs in, each with its tolerance: IRON_TEST(k, c, F32(1e-6), BF16(1e-2, 1e-2)).
