@@ -1,13 +1,14 @@
-/// `iron inspect KERNEL`: prints a kernel as Iron IR (code generation targets come later).
+/// `iron inspect KERNEL`: the kernel as traced IR, as IR after one or every pass, with per-pass
+/// statistics, or as the CUDA or MSL it compiles to.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <memory>
 #include <string>
 
 #include "commands.hpp"
+#include "iron/codegen/compile.hpp"
 #include "iron/core/printer.hpp"
-#include "iron/dsl/kernel.hpp"
+#include "kernel_selection.hpp"
 
 namespace iron::cli {
 namespace {
@@ -16,39 +17,93 @@ struct InspectOptions {
   std::string kernel;
   std::string target = "ir";
   std::string dtype = "f32";
+  std::string pass;
+  std::string profile;
+  bool stats = false;
 };
 
+void print_stats(const std::vector<codegen::PassStat>& stats) {
+  fmt::print("{:<34} {:>6} {:>6} {:>7} {:>9}\n", "pass", "before", "after", "delta", "ms");
+  for (const auto& s : stats) {
+    const auto delta = static_cast<long long>(s.ops_after) - static_cast<long long>(s.ops_before);
+    fmt::print("{:<34} {:>6} {:>6} {:>+7} {:>9.3f}\n", s.name, s.ops_before, s.ops_after, delta,
+               s.milliseconds);
+  }
+}
+
+/// The IR after the pass named `o.pass` (every occurrence), or after every pass for "all".
+void print_passes(const ir::Kernel& traced, const codegen::TargetProfile& profile,
+                  const InspectOptions& o) {
+  const auto result = codegen::run_pipeline(traced, profile, {.verify_each = true, .keep_ir = true});
+  const auto& passes = codegen::pipeline_passes();
+  bool found = false;
+  std::string previous = ir::print_kernel(traced);
+  if (o.pass == "all") fmt::print("// traced\n{}\n", previous);
+  for (std::size_t i = 0; i < passes.size(); ++i) {
+    const std::string& now = result.ir_after[i];
+    if (o.pass == "all" || passes[i].name == o.pass) {
+      found = true;
+      const auto& s = result.stats[i];
+      fmt::print("// after pass {} ({}): {} -> {} ops\n", i + 1, s.name, s.ops_before, s.ops_after);
+      fmt::print("{}\n", now == previous ? "(unchanged)\n" : now);
+    }
+    previous = now;
+  }
+  if (!found) {
+    std::string names;
+    for (const auto& p : passes) names += (names.empty() ? "" : ", ") + std::string(p.name);
+    throw UsageError(fmt::format("no pass named '{}'; the passes are: {}", o.pass, names));
+  }
+}
+
 int inspect(const InspectOptions& o) {
-  const dsl::KernelInfo* info = dsl::find_kernel(o.kernel);
-  if (info == nullptr) {
-    throw UsageError(fmt::format("no kernel named '{}' (see `iron list`)", o.kernel));
+  const KernelForm form = resolve_kernel(o.kernel, o.dtype);
+  const ir::Kernel traced = form.info->trace(form.dtype);
+  std::string profile_name = o.profile;
+  if (profile_name.empty()) profile_name = o.target == "msl" ? "metal3.1" : "sm_90";
+  const codegen::TargetProfile profile = resolve_profile(profile_name);
+  if ((o.target == "cuda" && profile.kind != codegen::TargetKind::Cuda) ||
+      (o.target == "msl" && profile.kind != codegen::TargetKind::Msl)) {
+    throw UsageError(fmt::format("--profile {} is not a {} profile", profile_name, o.target));
   }
-  if (o.target != "ir") {
-    throw UsageError(fmt::format(
-        "the {} target is not available yet: this version prints only Iron IR (--ir)", o.target));
+  if (!o.pass.empty()) {
+    print_passes(traced, profile, o);
+  } else if (o.target == "ir" && !o.stats) {
+    fmt::print("{}", ir::print_kernel(traced));
+  } else if (o.target != "ir") {
+    fmt::print("{}", codegen::compile_kernel(traced, profile).source);
   }
-  const DType dtype = *parse_dtype(o.dtype);
-  if (std::find(info->dtypes.begin(), info->dtypes.end(), dtype) == info->dtypes.end()) {
-    throw UsageError(fmt::format("kernel {} has no {} form (see `iron list`)", o.kernel, o.dtype));
-  }
-  fmt::print("{}", ir::print_kernel(dsl::kernel_ir_for(o.kernel, dtype)));
+  if (o.stats) print_stats(codegen::run_pipeline(traced, profile).stats);
   return 0;
 }
 
 }  // namespace
 
 Command add_inspect_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("inspect", "Print a kernel traced with one dtype as Iron IR");
+  auto* cmd = app.add_subcommand(
+      "inspect",
+      "Print a kernel as traced Iron IR, as IR after compiler passes (--pass), with per-pass "
+      "statistics (--stats), or as the CUDA or MSL source it compiles to (--target)");
   auto o = std::make_shared<InspectOptions>();
   cmd->add_option("kernel", o->kernel, "The kernel's name (see `iron list kernels`)")->required();
   auto* ir_flag = cmd->add_flag_callback(
       "--ir", [o] { o->target = "ir"; }, "Print Iron IR, the default (the same as --target ir)");
   cmd->add_option("--target", o->target,
-                  "What to print: ir (Iron IR); cuda and msl are not available yet")
+                  "What to print: ir (Iron IR), cuda (CUDA C++ for NVRTC) or msl (Metal Shading "
+                  "Language)")
       ->check(CLI::IsMember({"ir", "cuda", "msl"}))
       ->excludes(ir_flag);
   cmd->add_option("--dtype", o->dtype, "The float type T is bound to (default f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  cmd->add_option("--pass", o->pass,
+                  "Print the IR after the pass NAME (each time it runs), or after every pass "
+                  "with `all`; passes run for the target profile")
+      ->excludes("--target");
+  cmd->add_option("--profile", o->profile,
+                  "Target profile the passes and emitters assume: sm_80, sm_90 (default for "
+                  "ir and cuda), metal3.0 or metal3.1 (default for msl)");
+  cmd->add_flag("--stats", o->stats,
+                "Also print each pass's op count before and after, the delta and its time");
   return {cmd, [o] { return inspect(*o); }};
 }
 

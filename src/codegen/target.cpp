@@ -28,7 +28,7 @@ TargetProfile TargetProfile::cuda(int sm) {
   t.native_bf16_arithmetic = sm >= 80;
   t.has_bf16_type = sm >= 80;
   t.max_vector_bytes = 16;
-  t.max_shared_bytes = 48 * 1024;  // the static __shared__ limit
+  t.max_shared_bytes = std::uint64_t{48} * 1024;  // the static __shared__ limit
   return t;
 }
 
@@ -42,7 +42,7 @@ TargetProfile TargetProfile::metal(int version) {
   t.native_bf16_arithmetic = version >= 31;  // bfloat arrived with Metal 3.1
   t.has_bf16_type = version >= 31;
   t.max_vector_bytes = 16;
-  t.max_shared_bytes = 32 * 1024;
+  t.max_shared_bytes = std::uint64_t{32} * 1024;
   return t;
 }
 

@@ -30,7 +30,9 @@ class Hasher {
       str(s.name);
       u64(static_cast<std::uint64_t>(s.dtype));
       u64(s.size);
+      u64(s.offset);
     }
+    u64(k_.shared_bytes);
     u64(k_.dispatch.group_size_rules.size());
     for (const SizeRule& r : k_.dispatch.group_size_rules) rule(r);
     block(k_.body);
@@ -86,6 +88,7 @@ class Hasher {
     if (op.kind != OpKind::Barrier && op.kind != OpKind::If) {
       u64(static_cast<std::uint64_t>(op.type));
     }
+    u64(op.lanes);
     u64(op.result != kNoValue);
     if (op.result != kNoValue) value(op.result);
     u64(op.args.size());
@@ -102,6 +105,9 @@ class Hasher {
       case OpKind::Builtin:
         u64(static_cast<std::uint64_t>(op.builtin));
         u64(op.axis);
+        break;
+      case OpKind::Extract:
+        u64(static_cast<std::uint64_t>(op.ivalue));
         break;
       case OpKind::ConstexprRef:
       case OpKind::Load:

@@ -164,7 +164,7 @@ class TypeCheck {
       problems_.push_back(fmt::format("stores into input tensor '{}'", p->name));
     }
     std::vector<DType> types = {p->dtype, op_.type};
-    if (op_.kind == OpKind::Store) types.push_back(t_[1]);
+    if (op_.kind == OpKind::Store) types.insert(types.end(), t_.begin() + 1, t_.end());
     same(types);
   }
 
@@ -176,7 +176,7 @@ class TypeCheck {
       return;
     }
     std::vector<DType> types = {s->dtype, op_.type};
-    if (op_.kind == OpKind::SharedStore) types.push_back(t_[1]);
+    if (op_.kind == OpKind::SharedStore) types.insert(types.end(), t_.begin() + 1, t_.end());
     same(types);
   }
 
@@ -206,6 +206,7 @@ class TypeCheck {
         break;
       case OpKind::VarDecl:
       case OpKind::VarLoad:
+      case OpKind::Extract:
         same({t_[0], op_.type});
         break;
       case OpKind::VarStore:

@@ -175,6 +175,23 @@ class Cursor {
     punct(':', "before the type");
     return dtype();
   }
+  /// ` : type` of an op, which may be a vector type `f16x8`: sets op.type and op.lanes.
+  void op_type_suffix(Op& op) {
+    punct(':', "before the type");
+    const std::string_view text = word("a type");
+    const std::size_t x = text.find('x');
+    const std::string_view element = text.substr(0, x);
+    const auto t = parse_dtype(element);
+    if (!t) fail_here(fmt::format("unknown type '{}'", text));
+    op.type = *t;
+    if (x == std::string_view::npos) return;
+    const auto lanes = to_integer<std::uint8_t>(text.substr(x + 1));
+    if (!lanes || *lanes < 2) {
+      fail_here(
+          fmt::format("bad vector type '{}' (expected {}xN with N lanes, N >= 2)", text, element));
+    }
+    op.lanes = *lanes;
+  }
   void end() {
     if (peek() != nullptr) fail_here(fmt::format("unexpected {} at end of line", describe(peek())));
   }
@@ -250,20 +267,25 @@ class Parser {
       const Line& item = lines_[pos_++];
       no_loc(item);
       Cursor ic(item);
-      const std::string_view what = ic.word("'param', 'shared', 'rule', 'values' or '{'");
+      const std::string_view what =
+          ic.word("'param', 'shared', 'shared_bytes', 'rule', 'values' or '{'");
       if (what == "param") {
         param(ic);
       } else if (what == "shared") {
         shared(ic);
       } else if (what == "rule") {
         rule(ic);
+      } else if (what == "shared_bytes") {
+        k_.shared_bytes = ic.integer<std::uint32_t>("the shared memory size in bytes");
       } else if (what == "values") {
         if (have_values) ic.fail_here("'values' given twice");
         have_values = true;
         k_.num_values = ic.integer<std::uint32_t>("the number of values");
       } else {
         ic.fail_here(
-            fmt::format("expected 'param', 'shared', 'rule', 'values' or '{{', found '{}'", what));
+            fmt::format("expected 'param', 'shared', 'shared_bytes', 'rule', 'values' or '{{', "
+                        "found '{}'",
+                        what));
       }
       ic.end();
     }
@@ -287,6 +309,11 @@ class Parser {
     c.punct('[', "before the element count");
     s.size = c.integer<std::uint32_t>("the element count");
     c.punct(']', "after the element count");
+    if (c.at(Token::Kind::Word)) {
+      c.keyword("offset");
+      c.punct('=', "after 'offset'");
+      s.offset = c.integer<std::uint32_t>("the offset in bytes");
+    }
     k_.shared.push_back(std::move(s));
   }
 
@@ -345,6 +372,11 @@ class Parser {
       case OpKind::Builtin:
         builtin(c, op);
         break;
+      case OpKind::Extract:
+        op.args.push_back(c.value("the vector operand"));
+        c.punct(',', "before the lane");
+        op.ivalue = c.integer<std::int64_t>("the lane");
+        break;
       case OpKind::Load:
       case OpKind::Store:
         op.param = param_index(c, c.word("a tensor parameter name"));
@@ -367,7 +399,7 @@ class Parser {
           value_list(c, op);
         }
     }
-    if (op.kind != OpKind::Barrier) op.type = c.type_suffix();
+    if (op.kind != OpKind::Barrier) c.op_type_suffix(op);
     if (op.kind == OpKind::Const) constant(c, op, literal);
     c.end();
     return op;

@@ -38,8 +38,12 @@ class Printer {
           fmt::format("  param {} {}: {}\n", param_kind_name(p.kind), p.name, dtype_name(p.dtype));
     }
     for (const SharedAlloc& s : k_.shared) {
-      out_ += fmt::format("  shared {}: {}[{}]\n", s.name, dtype_name(s.dtype), s.size);
+      out_ += fmt::format("  shared {}: {}[{}]", s.name, dtype_name(s.dtype), s.size);
+      // Once laid out (shared_bytes set), every allocation shows its offset, even 0.
+      if (s.offset != 0 || k_.shared_bytes != 0) out_ += fmt::format(" offset={}", s.offset);
+      out_ += '\n';
     }
+    if (k_.shared_bytes != 0) out_ += fmt::format("  shared_bytes {}\n", k_.shared_bytes);
     for (const SizeRule& r : k_.dispatch.group_size_rules) out_ += rule(r);
     out_ += fmt::format("  values {}\n{{\n", k_.num_values);
     block(k_.body, 1);
@@ -92,8 +96,15 @@ class Printer {
     }
     out_ += op_name(op.kind);
     out_ += operands(op);
-    if (op.kind != OpKind::Barrier) out_ += fmt::format(" : {}", dtype_name(op.type));
+    if (op.kind != OpKind::Barrier) out_ += " : " + type_text(op);
     end_line(op.loc);
+  }
+
+  /// `f16`, or `f16x8` for a vector access of 8 lanes.
+  static std::string type_text(const Op& op) {
+    std::string text(dtype_name(op.type));
+    if (op.lanes != 1) text += fmt::format("x{}", op.lanes);
+    return text;
   }
 
   /// Everything between the op name and the type suffix.
@@ -105,6 +116,8 @@ class Printer {
         return " " + param_name(op.param);
       case OpKind::Builtin:
         return " " + builtin(op);
+      case OpKind::Extract:
+        return value_list(op.args, 0) + fmt::format(", {}", op.ivalue);
       case OpKind::Load:
       case OpKind::Store:
       case OpKind::SharedLoad:

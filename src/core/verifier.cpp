@@ -12,6 +12,18 @@
 namespace iron::ir {
 namespace {
 
+/// Loads and stores of tensors and threadgroup memory: the only ops that take `lanes`.
+bool is_plain_access(OpKind k) {
+  return k == OpKind::Load || k == OpKind::Store || k == OpKind::SharedLoad ||
+         k == OpKind::SharedStore;
+}
+
+/// Operands of `op`: a vector store takes one value per lane.
+std::size_t arity(const Op& op) {
+  const bool store = op.kind == OpKind::Store || op.kind == OpKind::SharedStore;
+  return op_arity(op.kind) + (store && op.lanes > 1 ? op.lanes - 1 : 0);
+}
+
 /// Ops that need a group size that is a multiple of the 32-wide simdgroup.
 bool is_group_op(const Op& op) {
   const OpClass c = op_class(op.kind);
@@ -38,6 +50,7 @@ class Verifier {
     bool visible = false;
     bool is_var = false;
     DType type = DType::U32;
+    std::uint8_t lanes = 1;  ///< > 1 for the result of a vector load
   };
 
   void report(const SourceLoc& loc, std::string_view what) {
@@ -156,10 +169,10 @@ class Verifier {
   /// Operand count, operand visibility and types, block count and result of one op.
   void check_shape(const Op& op) {
     const std::string_view name = op_name(op.kind);
+    check_lanes(op);
     const std::optional<std::vector<DType>> types = operand_types(op);
-    if (op.args.size() != op_arity(op.kind)) {
-      report(op.loc,
-             fmt::format("{} takes {} operands, got {}", name, op_arity(op.kind), op.args.size()));
+    if (op.args.size() != arity(op)) {
+      report(op.loc, fmt::format("{} takes {} operands, got {}", name, arity(op), op.args.size()));
     } else if (types) {
       for (const std::string& p : op_type_problems(k_, op, *types)) report(op.loc, p);
     }
@@ -173,6 +186,43 @@ class Verifier {
     } else if (op.result != kNoValue && rule == ResultRule::Forbidden) {
       report(op.loc, fmt::format("{} cannot define a value", name));
     }
+  }
+
+  /// A vector access has 2, 4, 8 or 16 lanes of at most 16 bytes in all; other ops have 1.
+  void check_lanes(const Op& op) {
+    if (op.lanes == 1) return;
+    const std::string_view name = op_name(op.kind);
+    if (!is_plain_access(op.kind)) {
+      report(op.loc, fmt::format("{} cannot be a vector op (it has {} lanes)", name, op.lanes));
+    } else if (op.lanes != 2 && op.lanes != 4 && op.lanes != 8 && op.lanes != 16) {
+      report(op.loc,
+             fmt::format("{}: {} lanes; a vector access has 2, 4, 8 or 16", name, op.lanes));
+    } else if (op.lanes * dtype_size(op.type) > 16) {
+      report(op.loc,
+             fmt::format("{}: {}x{} is {} bytes, wider than the 16 a vector access allows", name,
+                         dtype_name(op.type), op.lanes, op.lanes * dtype_size(op.type)));
+    }
+  }
+
+  /// A vector value is read only by extract, of a lane it has.
+  bool check_vector_use(const Op& op, ValueId id, const ValueInfo& v) {
+    if (op.kind != OpKind::Extract) {
+      if (v.lanes == 1) return true;
+      report(op.loc,
+             fmt::format("uses vector %{} ({}x{}) as a scalar (read its lanes with extract)", id,
+                         dtype_name(v.type), v.lanes));
+      return false;
+    }
+    if (v.lanes == 1) {
+      report(op.loc, fmt::format("extract of %{}, which is not a vector", id));
+      return false;
+    }
+    if (op.ivalue < 0 || op.ivalue >= v.lanes) {
+      report(op.loc,
+             fmt::format("extract of lane {} of %{}, which has {} lanes", op.ivalue, id, v.lanes));
+      return false;
+    }
+    return true;
   }
 
   /// The operands' types, or nullopt when one of them is not visible here (reported).
@@ -201,6 +251,8 @@ class Verifier {
       } else if (!wants_var && v.is_var) {
         report(op.loc, fmt::format("uses variable %{} as a value (read it with var.load)", id));
         known = false;
+      } else if (!check_vector_use(op, id, v)) {
+        known = false;
       }
       types.push_back(v.type);
     }
@@ -221,7 +273,7 @@ class Verifier {
       report(op.loc, fmt::format("defines %{}, which is already defined", id));
       return;
     }
-    v = {true, true, op.kind == OpKind::VarDecl, op.type};
+    v = {true, true, op.kind == OpKind::VarDecl, op.type, op.lanes};
     scopes_.back().push_back(id);
   }
 

@@ -1,10 +1,12 @@
-/// The backend registry: the simulator today; CUDA and Metal report why they cannot run.
+/// The backend registry: the simulator always, CUDA when a driver, a device and NVRTC are here,
+/// and why Metal is absent.
 #include "iron/runtime/backend.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "cuda/cuda_backend.hpp"
 #include "iron/core/error.hpp"
 #include "iron/runtime/sim.hpp"
 
@@ -17,23 +19,26 @@ class SimBackend final : public Backend {
   void run(const Launch& launch) override { sim_run(launch); }
 };
 
+BackendStatus metal_status() {
+#ifdef __APPLE__
+  return {"metal", false,
+          "the Metal backend is not implemented yet; MSL is emitted by `iron build`"};
+#else
+  return {"metal", false,
+          "Metal runs only on Apple platforms; MSL is still emitted by `iron build`"};
+#endif
+}
+
 }  // namespace
 
 std::vector<BackendStatus> backend_statuses() {
-  return {
-      {"sim", true, ""},
-      {"cuda", false, "the CUDA backend is not implemented yet"},
-#ifdef __APPLE__
-      {"metal", false, "the Metal backend is not implemented yet"},
-#else
-      {"metal", false, "Metal runs only on Apple platforms"},
-#endif
-  };
+  return {{"sim", true, ""}, cuda::cuda_backend_status(), metal_status()};
 }
 
 std::unique_ptr<Backend> make_backend(std::string_view name) {
-  // "auto" is the best available backend; only the simulator runs in this version.
-  if (name == "sim" || name == "auto") return std::make_unique<SimBackend>();
+  const bool cuda_here = cuda::cuda_backend_status().available;
+  if (name == "sim" || (name == "auto" && !cuda_here)) return std::make_unique<SimBackend>();
+  if ((name == "cuda" || name == "auto") && cuda_here) return std::make_unique<cuda::CudaBackend>();
   const auto statuses = backend_statuses();
   const auto known = std::find_if(statuses.begin(), statuses.end(),
                                   [&](const BackendStatus& s) { return s.name == name; });

@@ -1,5 +1,4 @@
-/// Helpers of the convert_ifs, lower_reductions, legalize and layout_shared_memory tests: IR text
-/// in, one pass, verified IR text out (idempotence checked), and target profiles made by hand.
+/// Helpers of the passes2 tests: IR text in, one pass, verified text out, hand-made targets.
 #pragma once
 
 #include <gtest/gtest.h>

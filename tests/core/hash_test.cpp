@@ -106,10 +106,30 @@ TEST(IrHash, SeesEveryChange) {
       {"reduce.sum", "reduce.max"},                                // an op kind
       {"builtin thread_id.x", "builtin thread_id.y"},              // a builtin axis
       {"for %5 = %0 to %2 step %1", "for %5 = %0 to %2 step %0"},  // a loop bound
+      {"load x[%5] : bf16", "load x[%5] : bf16x8"},                // a vector width
+      {"partial: f32[32]", "partial: f32[32] offset=64"},          // a shared offset
+      {"  rule multiple_of 32\n", "  shared_bytes 128\n  rule multiple_of 32\n"},  // layout size
   };
   for (const auto& [from, to] : edits) {
     EXPECT_NE(hash_of(edited(from, to)), h) << from << " -> " << to;
   }
+}
+
+TEST(IrHash, SeesTheLaneOfAnExtract) {
+  const std::string text =
+      "kernel k dtype=f32 mode=elementwise\n"
+      "  param in x: f32\n"
+      "  param out y: f32\n"
+      "  values 3\n"
+      "{\n"
+      "  %0 = builtin global_id.x : u32\n"
+      "  %1 = load x[%0] : f32x4\n"
+      "  %2 = extract %1, 0 : f32\n"
+      "  store y[%0], %2 : f32\n"
+      "}\n";
+  std::string other = text;
+  other.replace(other.find("%1, 0"), 5, "%1, 3");
+  EXPECT_NE(hash_of(other), hash_of(text));
 }
 
 TEST(IrHash, SeesParamNames) {

@@ -67,6 +67,23 @@ TEST(IrParseErrors, BodyLinesNameWhatWasExpected) {
             "line 8: expected 'to', found 'until'");
 }
 
+TEST(IrParseErrors, VectorTypesAndExtract) {
+  EXPECT_EQ(body_error("  %1 = load inp[%0] : f32x4"), "");
+  EXPECT_EQ(body_error("  %1 = load inp[%0] : f32x1"),
+            "line 8: bad vector type 'f32x1' (expected f32xN with N lanes, N >= 2)");
+  EXPECT_EQ(body_error("  %1 = load inp[%0] : f32x"),
+            "line 8: bad vector type 'f32x' (expected f32xN with N lanes, N >= 2)");
+  EXPECT_EQ(body_error("  %1 = load inp[%0] : f32x999"),
+            "line 8: bad vector type 'f32x999' (expected f32xN with N lanes, N >= 2)");
+  EXPECT_EQ(body_error("  %1 = load inp[%0] : f64x2"), "line 8: unknown type 'f64x2'");
+  EXPECT_EQ(body_error("  %1 = extract %0 : u32"),
+            "line 8: expected ',' before the lane, found ':'");
+  EXPECT_EQ(body_error("  %1 = extract %0, %0 : u32"), "line 8: expected the lane, found '%0'");
+  EXPECT_EQ(body_error("  %1 = extract 3 : u32"), "line 8: expected the vector operand, found '3'");
+  EXPECT_EQ(parse_error("kernel k dtype=f32 mode=tiled\n  param in x: f32x4\n"),
+            "line 2: unknown type 'f32x4'");
+}
+
 TEST(IrParseErrors, LocationComments) {
   EXPECT_EQ(body_error("  barrier  ; kernels/a.cpp"),
             "line 8: expected a location 'file:line' after ';', found 'kernels/a.cpp'");
@@ -109,6 +126,14 @@ TEST(IrParseErrors, Header) {
             "line 2: expected ':' before the type, found 'f32'");
   EXPECT_EQ(parse_error(head + "  shared s: f32[-1]\n"),
             "line 2: expected the element count, found '-1'");
+  EXPECT_EQ(parse_error(head + "  shared s: f32[4] at=4\n"),
+            "line 2: expected 'offset', found 'at'");
+  EXPECT_EQ(parse_error(head + "  shared s: f32[4] offset 4\n"),
+            "line 2: expected '=' after 'offset', found '4'");
+  EXPECT_EQ(parse_error(head + "  shared s: f32[4] offset=-4\n"),
+            "line 2: expected the offset in bytes, found '-4'");
+  EXPECT_EQ(parse_error(head + "  shared_bytes\n"),
+            "line 2: expected the shared memory size in bytes, found end of line");
   EXPECT_EQ(parse_error(head + "  rule multiple_of\n"),
             "line 2: expected the rule's bound (a number or a constexpr name), found end of line");
   EXPECT_EQ(parse_error(head + "  rule power_of_two 4\n"), "line 2: unexpected '4' at end of line");
@@ -116,10 +141,12 @@ TEST(IrParseErrors, Header) {
             "line 2: expected the divisor, found end of line");
   EXPECT_EQ(parse_error(head + "  rule sometimes 4\n"), "line 2: unknown rule 'sometimes'");
   EXPECT_EQ(parse_error(head + "  values 3\n  values 4\n"), "line 3: 'values' given twice");
-  EXPECT_EQ(parse_error(head + "  param in x: f32\n  %0 = builtin lane : u32\n"),
-            "line 3: expected 'param', 'shared', 'rule', 'values' or '{', found '%0'");
+  EXPECT_EQ(
+      parse_error(head + "  param in x: f32\n  %0 = builtin lane : u32\n"),
+      "line 3: expected 'param', 'shared', 'shared_bytes', 'rule', 'values' or '{', found '%0'");
   EXPECT_EQ(parse_error(head + "  params in x: f32\n"),
-            "line 2: expected 'param', 'shared', 'rule', 'values' or '{', found 'params'");
+            "line 2: expected 'param', 'shared', 'shared_bytes', 'rule', 'values' or '{', found "
+            "'params'");
 }
 
 }  // namespace

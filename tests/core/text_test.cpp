@@ -13,8 +13,9 @@
 namespace iron::ir {
 namespace {
 
-// Every op kind, nested for/if/else, vars, shared memory, atomics on tensors and on shared
-// allocations, builtins with and without an axis, special float constants and constexpr rules.
+// Every op kind, nested for/if/else, vars, shared memory (laid out), atomics on tensors and on
+// shared allocations, vector accesses, builtins with and without an axis, special float constants
+// and constexpr rules.
 // Written in the printer's exact layout, so printing the parsed kernel reproduces it.
 constexpr std::string_view kEveryOp =
     R"(kernel iron_everything dtype=f16 mode=reduction  ; kernels/test/every-op_v2.cpp:10
@@ -24,15 +25,16 @@ constexpr std::string_view kEveryOp =
   param out sums: f32
   param constexpr alpha: f32
   param constexpr n: u32
-  shared shm0: f32[256]
-  shared shm1: u32[32]
+  shared shm0: f32[256] offset=0
+  shared shm1: u32[32] offset=1024
+  shared_bytes 1152
   rule multiple_of 32
   rule at_least 64
   rule at_most 1024
   rule exactly n/4
   rule exactly n
   rule power_of_two
-  values 92
+  values 96
 {
   %0 = builtin global_id.x : u32  ; kernels/test/every-op_v2.cpp:12
   %1 = builtin thread_id.y : u32
@@ -138,6 +140,12 @@ constexpr std::string_view kEveryOp =
   }
   %90 = var.load %77 : f32
   %91 = cast %90 : f16
+  %92 = load inp[%20] : f16x8  ; kernels/test/every-op_v2.cpp:38
+  %93 = extract %92, 7 : f16  ; kernels/test/every-op_v2.cpp:38
+  store out[%20], %93, %91, %93, %91 : f16x4
+  shared.store @shm0[%20], %63, %90 : f32x2
+  %94 = shared.load @shm0[%20] : f32x4
+  %95 = extract %94, 3 : f32
   store out[%0], %91 : f16  ; kernels/test/every-op_v2.cpp:40
 }
 )";
@@ -169,6 +177,7 @@ bool same_loc(const SourceLoc& a, const SourceLoc& b) {
     if (x.ivalue != y.ivalue) return Differ(at + ".ivalue");
     if (x.builtin != y.builtin) return Differ(at + ".builtin");
     if (x.axis != y.axis) return Differ(at + ".axis");
+    if (x.lanes != y.lanes) return Differ(at + ".lanes");
     if (x.param != y.param) return Differ(at + ".param");
     if (x.shared != y.shared) return Differ(at + ".shared");
     if (!same_loc(x.loc, y.loc)) return Differ(at + ".loc");
@@ -199,10 +208,11 @@ bool same_loc(const SourceLoc& a, const SourceLoc& b) {
   for (std::size_t i = 0; i < a.shared.size(); ++i) {
     const SharedAlloc& x = a.shared[i];
     const SharedAlloc& y = b.shared[i];
-    if (x.name != y.name || x.dtype != y.dtype || x.size != y.size) {
+    if (x.name != y.name || x.dtype != y.dtype || x.size != y.size || x.offset != y.offset) {
       return Differ("shared[" + std::to_string(i) + "]");
     }
   }
+  if (a.shared_bytes != b.shared_bytes) return Differ("shared_bytes");
   if (a.dispatch.mode != b.dispatch.mode) return Differ("dispatch.mode");
   const auto& ra = a.dispatch.group_size_rules;
   const auto& rb = b.dispatch.group_size_rules;
@@ -261,6 +271,23 @@ TEST(IrText, ParsesFieldsAsPrinted) {
   EXPECT_EQ(store.kind, OpKind::Store);
   EXPECT_EQ(store.result, kNoValue);
   EXPECT_EQ(store.type, DType::F16);  // the stored value's type
+  EXPECT_EQ(store.lanes, 1);
+
+  EXPECT_EQ(k.shared_bytes, 1152u);
+  EXPECT_EQ(k.shared[0].offset, 0u);
+  EXPECT_EQ(k.shared[1].offset, 1024u);
+  const Op& vector_load = ops[ops.size() - 7];
+  EXPECT_EQ(vector_load.kind, OpKind::Load);
+  EXPECT_EQ(vector_load.type, DType::F16);
+  EXPECT_EQ(vector_load.lanes, 8);
+  const Op& extract = ops[ops.size() - 6];
+  EXPECT_EQ(extract.kind, OpKind::Extract);
+  EXPECT_EQ(extract.args, std::vector<ValueId>{92});
+  EXPECT_EQ(extract.ivalue, 7);
+  EXPECT_EQ(extract.lanes, 1);
+  const Op& vector_store = ops[ops.size() - 5];
+  EXPECT_EQ(vector_store.lanes, 4);
+  EXPECT_EQ(vector_store.args, (std::vector<ValueId>{20, 93, 91, 93, 91}));
 
   const Op* loop = nullptr;
   for (const Op& op : ops) {
@@ -409,6 +436,27 @@ TEST(IrText, FloatConstantsRoundTripExactly) {
               std::bit_cast<std::uint64_t>(v))
         << print_kernel(k);
   }
+}
+
+// Before layout (shared_bytes 0) an offset is printed only when set; after it, always.
+TEST(IrText, SharedOffsetsArePrintedWhenSetOrLaidOut) {
+  const std::string body =
+      "  values 1\n"
+      "{\n"
+      "  %0 = builtin lane : u32\n"
+      "  shared.store @b[%0], %0 : u32\n"
+      "}\n";
+  const std::string head = "kernel k dtype=f32 mode=reduction\n";
+  const std::string unplaced = head + "  shared a: f32[8]\n  shared b: u32[4] offset=32\n" + body;
+  Kernel k = parse_kernel(unplaced);
+  EXPECT_EQ(k.shared[1].offset, 32u);
+  EXPECT_EQ(print_kernel(k), unplaced);
+  k.shared_bytes = 48;
+  const std::string placed =
+      head + "  shared a: f32[8] offset=0\n  shared b: u32[4] offset=32\n  shared_bytes 48\n" +
+      body;
+  EXPECT_EQ(print_kernel(k), placed);
+  EXPECT_TRUE(KernelsEqual(parse_kernel(placed), k));
 }
 
 TEST(IrText, SharedAndParamNamesAreSeparate) {

@@ -144,6 +144,43 @@ TEST(IrVerifier, SharedAccess) {
                  "shared.store: types differ (f32, i32, i32)");
 }
 
+TEST(IrVerifier, VectorAccesses) {
+  const std::string header = "  shared shm0: f32[64]\n" + std::string(kGroupHeader);
+  EXPECT_EQ(problems(kernel("  %6 = load inp[%0] : f32x4\n"
+                            "  %7 = extract %6, 3 : f32\n"
+                            "  store out[%0], %7, %1 : f32x2\n"
+                            "  shared.store @shm0[%0], %7, %7, %1, %1 : f32x4\n"
+                            "  %8 = shared.load @shm0[%0] : f32x2\n"
+                            "  %9 = cast %7 : f16\n"
+                            "  store halves[%0], %9, %9, %9, %9, %9, %9, %9, %9 : f16x8",
+                            header, "reduction")),
+            std::vector<std::string>{});
+  expect_problem(kernel("  %6 = load inp[%0] : f32x3"),
+                 "load: 3 lanes; a vector access has 2, 4, "
+                 "8 or 16");
+  expect_problem(kernel("  %6 = load inp[%0] : f32x8"),
+                 "load: f32x8 is 32 bytes, wider than the 16 a vector access allows");
+  expect_problem(kernel("  %6 = add %1, %2 : f32x2"), "add cannot be a vector op (it has 2 lanes)");
+  expect_problem(kernel("  %6 = atomic.add out[%0], %1 : f32x2"),
+                 "atomic.add cannot be a vector op (it has 2 lanes)");
+  expect_problem(kernel("  %6 = load inp[%0] : f32x4\n  %7 = add %6, %1 : f32"),
+                 "uses vector %6 (f32x4) as a scalar (read its lanes with extract)");
+  expect_problem(kernel("  %6 = load inp[%0] : f32x4\n  store out[%0], %6, %1 : f32x2"),
+                 "uses vector %6 (f32x4) as a scalar (read its lanes with extract)");
+  expect_problem(kernel("  %6 = extract %1, 0 : f32"), "extract of %1, which is not a vector");
+  expect_problem(kernel("  %6 = load inp[%0] : f32x4\n  %7 = extract %6, 4 : f32"),
+                 "extract of lane 4 of %6, which has 4 lanes");
+  expect_problem(kernel("  %6 = load inp[%0] : f32x4\n  %7 = extract %6, -1 : f32"),
+                 "extract of lane -1 of %6, which has 4 lanes");
+  expect_problem(kernel("  %6 = load inp[%0] : f32x2\n  %7 = extract %6, 1 : f16"),
+                 "extract: types differ (f32, f16)");
+  expect_problem(kernel("  store out[%0], %1, %1, %1 : f32x4"), "store takes 5 operands, got 4");
+  expect_problem(kernel("  store out[%0], %1, %4 : f32x2"),
+                 "store: types differ (f32, f32, f32, i32)");
+  expect_problem(kernel("  %6 = load inp[%0] : f32x2\n  %7 = extract %6, 0 : f32x2"),
+                 "extract cannot be a vector op (it has 2 lanes)");
+}
+
 TEST(IrVerifier, Atomics) {
   expect_problem(kernel("  %6 = cast %1 : f16\n  %7 = atomic.add halves[%0], %6 : f16"),
                  "atomic.add: works on f32, i32 and u32 only, got f16");

@@ -33,7 +33,7 @@ class IrBuilder {
     return param(name, ir::ParamKind::Constexpr, t);
   }
   int shared(const std::string& name, DType t, std::uint32_t size) {
-    k_.shared.push_back({name, t, size});
+    k_.shared.push_back({name, t, size, 0});
     return static_cast<int>(k_.shared.size()) - 1;
   }
   void mode(ir::DispatchMode m) { k_.dispatch.mode = m; }
@@ -98,6 +98,39 @@ class IrBuilder {
   void shared_store(int alloc, ValueId index, ValueId v) {
     ir::Op op = make(ir::OpKind::SharedStore, type(v), {index, v});
     op.shared = alloc;
+    emit(std::move(op), false);
+  }
+  /// A vector load of `lanes` elements; read its lanes with extract().
+  ValueId vector_load(int param_index, ValueId index, std::uint8_t lanes) {
+    ir::Op op = make(ir::OpKind::Load, k_.params[param_index].dtype, {index});
+    op.param = param_index;
+    op.lanes = lanes;
+    return emit(std::move(op));
+  }
+  ValueId shared_vector_load(int alloc, ValueId index, std::uint8_t lanes) {
+    ir::Op op = make(ir::OpKind::SharedLoad, k_.shared[alloc].dtype, {index});
+    op.shared = alloc;
+    op.lanes = lanes;
+    return emit(std::move(op));
+  }
+  ValueId extract(ValueId vector, std::int64_t lane) {
+    ir::Op op = make(ir::OpKind::Extract, type(vector), {vector});
+    op.ivalue = lane;
+    return emit(std::move(op));
+  }
+  /// A vector store of one value per lane.
+  void vector_store(int param_index, ValueId index, const std::vector<ValueId>& values) {
+    ir::Op op = make(ir::OpKind::Store, type(values[0]), {index});
+    op.args.insert(op.args.end(), values.begin(), values.end());
+    op.param = param_index;
+    op.lanes = static_cast<std::uint8_t>(values.size());
+    emit(std::move(op), false);
+  }
+  void shared_vector_store(int alloc, ValueId index, const std::vector<ValueId>& values) {
+    ir::Op op = make(ir::OpKind::SharedStore, type(values[0]), {index});
+    op.args.insert(op.args.end(), values.begin(), values.end());
+    op.shared = alloc;
+    op.lanes = static_cast<std::uint8_t>(values.size());
     emit(std::move(op), false);
   }
   ValueId atomic(ir::OpKind kind, int param_index, ValueId index, ValueId v) {

@@ -20,11 +20,11 @@ struct TargetProfile {
   bool native_bf16_arithmetic = true;  ///< bf16 + - * / without widening to f32
   bool has_bf16_type = true;           ///< the language has a bf16 storage type
   std::uint32_t max_vector_bytes = 16; ///< widest single load or store
-  std::uint64_t max_shared_bytes = 48 * 1024;
+  std::uint64_t max_shared_bytes = std::uint64_t{48} * 1024;
 
   static TargetProfile cuda(int sm);
   static TargetProfile metal(int version);
-  /// "sm_80", "sm_90", "metal3.0", "metal3.1"; nullopt for anything else.
+  /// "sm_N" for N >= 80, "metal3.0", "metal3.1", "metal3.2"; nullopt for anything else.
   static std::optional<TargetProfile> by_name(std::string_view name);
   /// The profiles `iron build` emits for by default: sm_90 and metal3.1.
   static std::vector<TargetProfile> defaults();

@@ -18,8 +18,7 @@ struct NvrtcStatus {
   int minor = 0;
 };
 
-/// Searches once per process, in order, and keeps the first library that opens and has every
-/// function Iron calls:
+/// Searches once per process, in order, and keeps the first library that opens:
 ///   1. $IRON_NVRTC (a full path to the library file);
 ///   2. lib64/ then lib/ of each CUDA toolkit root: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda,
 ///      /usr/local/cuda-X.Y (newest first);
@@ -27,8 +26,10 @@ struct NvrtcStatus {
 ///   4. pip wheels (nvidia-cuda-nvrtc-cu12: nvidia/cuda_nvrtc/lib; nvidia-cuda-nvrtc for CUDA 13:
 ///      nvidia/cu13/lib) in each python3.* site-packages or dist-packages folder under
 ///      /usr/lib, /usr/local/lib, ~/.local/lib and $VIRTUAL_ENV/lib;
-///   5. the bare sonames libnvrtc.so.13, libnvrtc.so.12, libnvrtc.so (LD_LIBRARY_PATH, ld.so.cache).
-/// In each folder the file names are tried in the order of step 5. Thread-safe.
+///   5. the bare sonames libnvrtc.so.13, libnvrtc.so.12, libnvrtc.so, which the dynamic loader
+///      looks up itself (LD_LIBRARY_PATH, ld.so.cache).
+/// In each folder the file names are tried in the order of step 5, and a folder is tried once.
+/// A library that opens but lacks a function Iron calls makes NVRTC unavailable. Thread-safe.
 const NvrtcStatus& nvrtc_status();
 
 struct CubinResult {

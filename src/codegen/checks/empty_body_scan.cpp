@@ -42,8 +42,7 @@ std::string blank_out_non_code(const std::string& source) {
       }
       blank_until(std::min(end + 1, code.size()));
     } else {
-      if (c == '\n') line_start = true;
-      else if (!std::isspace(static_cast<unsigned char>(c))) line_start = false;
+      line_start = c == '\n' || (line_start && std::isspace(static_cast<unsigned char>(c)));
       ++i;
       continue;
     }

@@ -2,6 +2,7 @@
 /// computed in f32 and rounded to their type, integers computed on 32 bits and wrapped.
 #include "const_eval.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <type_traits>
@@ -34,7 +35,7 @@ std::uint32_t wrap(DType t, std::uint32_t v) {
   }
 }
 
-std::uint32_t type_bits(DType t) { return static_cast<std::uint32_t>(dtype_size(t)) * 8; }
+int type_bits(DType t) { return static_cast<int>(dtype_size(t)) * 8; }
 
 std::optional<ConstValue> float_result(DType t, float v) {
   if (std::isnan(v)) return std::nullopt;
@@ -110,8 +111,8 @@ std::optional<ConstValue> int_unary(OpKind k, DType t, std::uint32_t x) {
       return ConstValue{t, wrap(t, t == DType::Bool ? x ^ 1u : ~x)};
     case OpKind::Abs:
       if (t == DType::Bool) return std::nullopt;
-      return ConstValue{
-          t, wrap(t, is_signed_int(t) && static_cast<std::int32_t>(x) < 0 ? 0u - x : x)};
+      return ConstValue{t,
+                        wrap(t, is_signed_int(t) && static_cast<std::int32_t>(x) < 0 ? 0u - x : x)};
     default:
       return std::nullopt;
   }
@@ -138,7 +139,8 @@ std::optional<ConstValue> int_divide(OpKind k, DType t, std::uint32_t x, std::ui
 
 /// Shifts by less than the type's width of values that are not negative.
 std::optional<ConstValue> int_shift(OpKind k, DType t, std::uint32_t x, std::uint32_t y) {
-  if (y >= type_bits(t) || (is_signed_int(t) && static_cast<std::int32_t>(x) < 0)) {
+  if (y >= static_cast<std::uint32_t>(type_bits(t)) ||
+      (is_signed_int(t) && static_cast<std::int32_t>(x) < 0)) {
     return std::nullopt;
   }
   return ConstValue{t, wrap(t, k == OpKind::Shl ? x << y : x >> y)};
@@ -275,10 +277,7 @@ std::optional<ConstValue> bitcast(ConstValue v, DType to) {
 }
 
 bool all_of_type(std::span<const ConstValue> args, DType t) {
-  for (const ConstValue& a : args) {
-    if (a.type != t) return false;
-  }
-  return true;
+  return std::ranges::all_of(args, [t](const ConstValue& a) { return a.type == t; });
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ struct Assignment {
 /// Pure ops, reads and writes of variables only (a var declared in the arm is not pure, so every
 /// variable an arm touches is declared outside the branch).
 bool convertible(const ir::Block& arm) {
-  return arm.ops.size() <= kMaxArmOps && std::all_of(arm.ops.begin(), arm.ops.end(), [](auto& op) {
+  return arm.ops.size() <= kMaxArmOps &&
+         std::all_of(arm.ops.begin(), arm.ops.end(), [](const ir::Op& op) {
            return is_pure(op) || op.kind == OpKind::VarLoad || op.kind == OpKind::VarStore;
          });
 }

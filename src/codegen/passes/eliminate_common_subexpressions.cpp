@@ -3,8 +3,8 @@
 /// that every possible write (and, for var.load, every branch or loop) advances.
 #include "iron/codegen/passes/eliminate_common_subexpressions.hpp"
 
-#include <compare>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -28,14 +28,17 @@ struct Key {
   int param = -1;
   int shared = -1;
   std::uint64_t generation = 0;  ///< memory reads: the state of memory they read
-  auto operator<=>(const Key&) const = default;
+
+  auto fields() const {
+    return std::tie(kind, type, args, payload, builtin, axis, lanes, param, shared, generation);
+  }
+  bool operator<(const Key& other) const { return fields() < other.fields(); }
 };
 
 /// Tensor and shared memory may change here (var.store too, to stay conservative).
 bool writes_memory(const ir::Op& op) {
-  return op.kind == OpKind::Store || op.kind == OpKind::SharedStore ||
-         op.kind == OpKind::Barrier || op.kind == OpKind::VarStore ||
-         ir::op_class(op.kind) == ir::OpClass::Atomic;
+  return op.kind == OpKind::Store || op.kind == OpKind::SharedStore || op.kind == OpKind::Barrier ||
+         op.kind == OpKind::VarStore || ir::op_class(op.kind) == ir::OpClass::Atomic;
 }
 
 bool block_writes_memory(const ir::Block& b) {

@@ -1,8 +1,11 @@
-/// Dead-code elimination to a fixed point: unused values that have no effect (pure ops, memory
-/// reads, simdgroup and threadgroup collectives), vars that are never read together with their
-/// stores, and loops or branches left with nothing inside.
+/// Dead-code elimination by marking what is live and removing the rest: stores, atomics and
+/// barriers are live; so is whatever a live op reads, every var.store into a var that a live
+/// var.load reads, and every loop or branch around a live op. Everything else goes, which
+/// includes unused values, vars never read (or read only to update themselves) with their
+/// stores, and loops and branches left with nothing live inside, header and all.
 #include "iron/codegen/passes/eliminate_dead_code.hpp"
 
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -13,57 +16,66 @@ namespace {
 
 using ir::OpKind;
 
-/// Whether the op only produces its result: removing it when nobody reads the result changes
-/// nothing (an unused load is dropped even though the simulator would check its bounds).
-bool only_computes(const ir::Op& op) {
-  const ir::OpClass c = ir::op_class(op.kind);
-  return is_pure(op) || reads_memory(op) || c == ir::OpClass::Simd || c == ir::OpClass::Group;
+/// An effect that must happen whether or not anything reads a result.
+bool is_root(const ir::Op& op) {
+  return op.kind == OpKind::Store || op.kind == OpKind::SharedStore || op.kind == OpKind::Barrier ||
+         ir::op_class(op.kind) == ir::OpClass::Atomic;
 }
 
-/// Vars without a var.load, with every var.store into them.
-bool remove_unread_vars(ir::Kernel& kernel) {
-  std::unordered_set<ir::ValueId> read;
-  ir::walk(kernel.body, [&](const ir::Op& op) {
-    if (op.kind == OpKind::VarLoad) read.insert(op.args[0]);
-  });
-  bool removed = false;
-  for_each_block(kernel.body, [&](ir::Block& b) {
-    removed |= std::erase_if(b.ops, [&](const ir::Op& op) {
-                 const bool decl = op.kind == OpKind::VarDecl;
-                 const bool store = op.kind == OpKind::VarStore;
-                 return (decl && !read.contains(op.result)) || (store && !read.contains(op.args[0]));
-               }) > 0;
-  });
-  return removed;
-}
-
-/// Removes dead ops of `b`, last first so a chain of dead values goes in one sweep.
-bool sweep(ir::Block& b, std::vector<std::uint32_t>& uses) {
-  bool removed = false;
-  for (std::size_t i = b.ops.size(); i-- > 0;) {
-    ir::Op& op = b.ops[i];
-    for (ir::Block& nested : op.blocks) removed |= sweep(nested, uses);
-    const bool unused = op.result != ir::kNoValue && uses[op.result] == 0 && only_computes(op);
-    const bool empty_loop = op.kind == OpKind::For && op.blocks[0].ops.empty();
-    const bool empty_branch =
-        op.kind == OpKind::If && op.blocks[0].ops.empty() && op.blocks[1].ops.empty();
-    if (!unused && !empty_loop && !empty_branch) continue;
-    for (ir::ValueId a : op.args) --uses[a];
-    b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
-    removed = true;
+class Liveness {
+ public:
+  explicit Liveness(const ir::Kernel& kernel) {
+    index(kernel.body, nullptr);
+    while (!work_.empty()) {
+      const ir::Op* op = work_.back();
+      work_.pop_back();
+      for (ir::ValueId a : op->args) mark(def_.at(a));
+      if (op->kind == OpKind::VarLoad) {
+        for (const ir::Op* store : var_stores_[op->args[0]]) mark(store);
+      }
+      if (const ir::Op* parent = parent_.at(op)) mark(parent);
+    }
   }
-  return removed;
-}
+
+  /// Removes the ops of `b` (and nested blocks) that are not live.
+  void sweep(ir::Block& b) const {
+    for (ir::Op& op : b.ops) {
+      for (ir::Block& nested : op.blocks) sweep(nested);
+    }
+    // Ops are identified by address: decide for each before any of them moves.
+    std::vector<ir::Op> kept;
+    for (ir::Op& op : b.ops) {
+      if (live_.contains(&op)) kept.push_back(std::move(op));
+    }
+    b.ops = std::move(kept);
+  }
+
+ private:
+  void index(const ir::Block& b, const ir::Op* parent) {
+    for (const ir::Op& op : b.ops) {
+      parent_[&op] = parent;
+      if (op.result != ir::kNoValue) def_[op.result] = &op;
+      if (op.kind == OpKind::VarStore) var_stores_[op.args[0]].push_back(&op);
+      if (is_root(op)) mark(&op);
+      for (const ir::Block& nested : op.blocks) index(nested, &op);
+    }
+  }
+
+  void mark(const ir::Op* op) {
+    if (live_.insert(op).second) work_.push_back(op);
+  }
+
+  std::unordered_map<const ir::Op*, const ir::Op*> parent_;  ///< the loop or branch around
+  std::unordered_map<ir::ValueId, const ir::Op*> def_;
+  std::unordered_map<ir::ValueId, std::vector<const ir::Op*>> var_stores_;
+  std::unordered_set<const ir::Op*> live_;
+  std::vector<const ir::Op*> work_;
+};
 
 }  // namespace
 
 void eliminate_dead_code(ir::Kernel& kernel, const TargetProfile& /*target*/) {
-  bool removed = true;
-  while (removed) {
-    removed = remove_unread_vars(kernel);
-    std::vector<std::uint32_t> uses = use_counts(kernel);
-    removed |= sweep(kernel.body, uses);
-  }
+  Liveness(kernel).sweep(kernel.body);
 }
 
 }  // namespace iron::codegen

@@ -30,7 +30,8 @@ class Hoister {
       if (b.ops[i].kind != OpKind::For) continue;
       std::vector<ir::Op> hoisted = invariants(b.ops[i]);
       b.ops.insert(b.ops.begin() + static_cast<std::ptrdiff_t>(i),
-                   std::make_move_iterator(hoisted.begin()), std::make_move_iterator(hoisted.end()));
+                   std::make_move_iterator(hoisted.begin()),
+                   std::make_move_iterator(hoisted.end()));
       i += hoisted.size();
     }
   }

@@ -23,13 +23,13 @@ std::uint64_t alloc_bytes(const ir::SharedAlloc& a) {
   return std::uint64_t{a.size} * dtype_size(a.dtype);
 }
 
-/// Every allocation with its size and offset, for the error message.
+/// Every allocation with the bytes it would occupy, for the error message.
 std::string describe(const ir::Kernel& kernel, const std::vector<std::uint64_t>& offsets) {
   std::string text;
   for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
     const ir::SharedAlloc& a = kernel.shared[i];
-    text += fmt::format("\n  @{}: {}[{}], {} bytes at offset {}", a.name, dtype_name(a.dtype),
-                        a.size, alloc_bytes(a), offsets[i]);
+    text += fmt::format("\n  @{}: {}[{}] at bytes [{}, {})", a.name, dtype_name(a.dtype), a.size,
+                        offsets[i], offsets[i] + alloc_bytes(a));
   }
   return text;
 }

@@ -1,5 +1,4 @@
-/// Target legalization: widens f16/bf16 arithmetic the target lacks to f32; refuses bf16 where
-/// the language has no bfloat type.
+/// Target legalization: f16/bf16 arithmetic the target lacks is widened to f32; bf16 is refused.
 #include "iron/codegen/passes/legalize.hpp"
 
 #include <fmt/format.h>
@@ -56,8 +55,9 @@ void refuse_missing_bf16(const ir::Kernel& kernel, const TargetProfile& target) 
   if (!use) return;
   const std::string_view advice =
       target.kind == TargetKind::Msl ? "build it for metal3.1 or later, or use f16" : "use f16";
-  throw Error(fmt::format("kernel {} uses bf16 ({}), but target {} has no bfloat type: {}",
-                          kernel.name, *use, target.name, advice));
+  throw Error(
+      fmt::format("kernel {}: target {} has no bfloat type, but the kernel uses bf16 ({}); {}",
+                  kernel.name, target.name, *use, advice));
 }
 
 class Widener {

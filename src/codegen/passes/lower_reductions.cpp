@@ -1,5 +1,4 @@
-/// Threadgroup-reduction lowering: reduce.* becomes two simdgroup reductions around one partial
-/// per simdgroup in shared memory, fenced by a barrier on each side of the reads.
+/// Threadgroup-reduction lowering: reduce.* becomes simd reductions around shared partials.
 #include "iron/codegen/passes/lower_reductions.hpp"
 
 #include <fmt/format.h>

@@ -50,9 +50,8 @@ class Unroller {
     for (std::size_t i = 0; i < b.ops.size();) {
       ir::Op& op = b.ops[i];
       for (ir::Block& nested : op.blocks) block(nested);
-      const std::optional<std::vector<ConstValue>> trips = op.kind == OpKind::For
-                                                               ? trip_values(op)
-                                                               : std::nullopt;
+      const std::optional<std::vector<ConstValue>> trips =
+          op.kind == OpKind::For ? trip_values(op) : std::nullopt;
       if (!trips || (!trips->empty() && !worth_unrolling(op, trips->size()))) {
         ++i;
         continue;
@@ -137,6 +136,7 @@ class Unroller {
 
 void unroll_loops(ir::Kernel& kernel, const TargetProfile& /*target*/) {
   Unroller(kernel).block(kernel.body);
+  remove_empty_control_flow(kernel.body);  // a loop that never ran may have been all there was
 }
 
 }  // namespace iron::codegen

@@ -44,6 +44,7 @@ std::vector<fs::path> versioned_subdirs(const fs::path& parent, std::string_view
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a > b; });
   std::vector<fs::path> dirs;
+  dirs.reserve(found.size());
   for (auto& entry : found) dirs.push_back(std::move(entry.second));
   return dirs;
 }
@@ -99,8 +100,8 @@ LibrarySearch open_first(const std::vector<LibraryCandidate>& candidates) {
     void* handle = dlopen(candidate.path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = dlerror();
-      search.tried.push_back(candidate.path + ": dlopen failed: " +
-                             (why != nullptr ? why : "no reason given"));
+      search.tried.push_back(candidate.path +
+                             ": dlopen failed: " + (why != nullptr ? why : "no reason given"));
       continue;
     }
     search.handle = handle;

@@ -26,9 +26,11 @@ struct LibraryCandidate {
 
 /// The first candidate that opened, and what happened with every one before it.
 struct LibrarySearch {
-  void* handle = nullptr;          ///< dlopen handle, never closed; null when none opened
-  std::string path;                ///< the file that was opened, as the dynamic loader resolved it
-  std::vector<std::string> tried;  ///< "candidate: why it did not open", in order
+  void* handle = nullptr;  ///< dlopen handle, the caller's to keep or close; null if none opened
+  std::string path;        ///< the file that was opened, as the dynamic loader resolved it
+  /// "candidate: why it did not open": exactly one entry per candidate before the one that
+  /// opened (so tried.size() is its index), or per candidate when none did.
+  std::vector<std::string> tried;
 };
 
 /// dlopen's the candidates in order (RTLD_NOW | RTLD_LOCAL) and stops at the first that opens.

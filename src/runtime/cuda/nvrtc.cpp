@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <system_error>
 
 #include "iron/core/error.hpp"
@@ -44,6 +45,7 @@ struct Nvrtc {
 };
 
 constexpr const char* kSonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+constexpr const char* kNoLibraryHere = "no libnvrtc.so.13, libnvrtc.so.12 or libnvrtc.so";
 
 std::vector<cuda::LibraryCandidate> search_list() {
   std::vector<cuda::LibraryCandidate> candidates;
@@ -63,8 +65,17 @@ std::vector<cuda::LibraryCandidate> search_list() {
     folders.push_back(site / "nvidia" / "cuda_nvrtc" / "lib");
     folders.push_back(site / "nvidia" / "cu13" / "lib");
   }
+  std::set<fs::path> seen;
   for (const auto& folder : folders) {
-    for (const char* soname : kSonames) candidates.push_back({(folder / soname).string(), ""});
+    if (!seen.insert(folder.lexically_normal()).second) continue;
+    bool any = false;
+    for (const char* soname : kSonames) {
+      std::error_code error;
+      if (!fs::exists(folder / soname, error)) continue;
+      candidates.push_back({(folder / soname).string(), ""});
+      any = true;
+    }
+    if (!any) candidates.push_back({folder.string(), kNoLibraryHere});
   }
   for (const char* soname : kSonames) candidates.push_back({soname, ""});
   return candidates;
@@ -80,9 +91,9 @@ bool has_fp16_header(const fs::path& folder) {
 std::optional<fs::path> find_include_dir(const fs::path& library) {
   const fs::path lib_dir = library.parent_path();
   std::vector<fs::path> folders = {
-      lib_dir.parent_path() / "include",                          // toolkit, pip cu13
+      lib_dir.parent_path() / "include",                                 // toolkit, pip cu13
       lib_dir.parent_path().parent_path() / "cuda_runtime" / "include",  // pip cu12
-      lib_dir.parent_path().parent_path() / "include",            // /usr/lib/<triple> -> /usr
+      lib_dir.parent_path().parent_path() / "include",  // /usr/lib/<triple> -> /usr
   };
   for (const auto& root : cuda::cuda_toolkit_roots()) folders.push_back(root / "include");
   for (const auto& site : cuda::python_site_dirs()) {
@@ -128,8 +139,8 @@ Nvrtc load_nvrtc() {
   }
   const NvrtcResult version = api.version(&nvrtc.status.major, &nvrtc.status.minor);
   if (version != kNvrtcSuccess) {
-    nvrtc.status.reason = fmt::format("nvrtcVersion failed in {}: {}", search.path,
-                                      api.get_error_string(version));
+    nvrtc.status.reason =
+        fmt::format("nvrtcVersion failed in {}: {}", search.path, api.get_error_string(version));
     return nvrtc;
   }
   if (const auto include = find_include_dir(search.path)) {
@@ -169,7 +180,8 @@ std::string program_log(const NvrtcApi& api, NvrtcProgram program, const std::st
   std::string log(size, '\0');
   if (size > 0) check(api, api.get_program_log(program, log.data()), "nvrtcGetProgramLog", name);
   // The size counts the terminating NUL; drop it and any trailing blank lines.
-  while (!log.empty() && (log.back() == '\0' || std::isspace(static_cast<unsigned char>(log.back())))) {
+  while (!log.empty() &&
+         (log.back() == '\0' || std::isspace(static_cast<unsigned char>(log.back())))) {
     log.pop_back();
   }
   return log;
@@ -198,7 +210,7 @@ CubinResult compile_cubin(const std::string& source, const std::string& name, in
 
   const NvrtcResult compiled =
       api.compile_program(program, static_cast<int>(options.size()), options.data());
-  std::string log = program_log(api, program, name);
+  const std::string log = program_log(api, program, name);
   if (compiled != kNvrtcSuccess) {
     throw Error(fmt::format("NVRTC failed to compile {} ({}):\n{}", name,
                             api.get_error_string(compiled), log));

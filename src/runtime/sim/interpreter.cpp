@@ -201,6 +201,7 @@ void GroupRunner::run_lanewise(const Instr& in, Active active) {
       return;
     case OpKind::VarDecl:
     case OpKind::VarLoad:
+    case OpKind::Extract:
       for (std::uint32_t t : active) r[t] = a[t];
       return;
     case OpKind::VarStore: {

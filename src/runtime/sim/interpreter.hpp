@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "arith.hpp"
@@ -41,7 +42,12 @@ class GroupRunner {
   void load(const Instr& in, Active active);
   void store(const Instr& in, Active active);
   void atomic(const Instr& in, Active active);
+  void vector_load(const Instr& in, Active active);
+  void vector_store(const Instr& in, Active active);
   std::uint32_t checked_index(const Instr& in, std::uint32_t thread, std::uint64_t count);
+  /// The first element of a vector access: all its lanes in bounds, aligned to its width.
+  std::uint32_t checked_vector_index(const Instr& in, std::uint32_t thread, std::uint64_t count);
+  const std::string& buffer_name(const Instr& in) const;
   void record_shared(const Instr& in, std::uint32_t thread, std::uint32_t index, Access access);
 
   // collective.cpp

@@ -1,4 +1,5 @@
-/// Loads, stores and atomics on tensors and threadgroup memory, bounds-checked and race-checked.
+/// Loads, stores (scalar and vector) and atomics on tensors and threadgroup memory, bounds-checked
+/// and race-checked.
 #include <string>
 
 #include "interpreter.hpp"
@@ -11,11 +12,24 @@ std::uint32_t GroupRunner::checked_index(const Instr& in, std::uint32_t thread,
                                          std::uint64_t count) {
   const std::int64_t i = int_value(row(in.args[0])[thread], in.arg_type);
   if (i < 0 || static_cast<std::uint64_t>(i) >= count) {
-    const ir::Kernel& k = *program_.kernel;
-    const std::string& name = in.on_shared ? k.shared[in.buffer].name : k.params[in.buffer].name;
-    throw report_.out_of_bounds(in, thread, name, i, count);
+    throw report_.out_of_bounds(in, thread, buffer_name(in), i, count);
   }
   return static_cast<std::uint32_t>(i);
+}
+
+std::uint32_t GroupRunner::checked_vector_index(const Instr& in, std::uint32_t thread,
+                                                std::uint64_t count) {
+  const std::int64_t i = int_value(row(in.args[0])[thread], in.arg_type);
+  if (i < 0 || static_cast<std::uint64_t>(i) + in.lanes > count) {
+    throw report_.out_of_bounds(in, thread, buffer_name(in), i, count);
+  }
+  if (i % in.lanes != 0) throw report_.misaligned(in, thread, buffer_name(in), i);
+  return static_cast<std::uint32_t>(i);
+}
+
+const std::string& GroupRunner::buffer_name(const Instr& in) const {
+  const ir::Kernel& k = *program_.kernel;
+  return in.on_shared ? k.shared[in.buffer].name : k.params[in.buffer].name;
 }
 
 void GroupRunner::record_shared(const Instr& in, std::uint32_t thread, std::uint32_t index,
@@ -27,6 +41,7 @@ void GroupRunner::record_shared(const Instr& in, std::uint32_t thread, std::uint
 }
 
 void GroupRunner::load(const Instr& in, Active active) {
+  if (in.lanes > 1) return vector_load(in, active);
   Slot* r = row(in.result);
   if (in.on_shared) {
     const Slot* data = shared_.data(in.buffer);
@@ -48,6 +63,7 @@ void GroupRunner::load(const Instr& in, Active active) {
 }
 
 void GroupRunner::store(const Instr& in, Active active) {
+  if (in.lanes > 1) return vector_store(in, active);
   const Slot* v = row(in.args[1]);
   if (in.on_shared) {
     Slot* data = shared_.data(in.buffer);
@@ -64,6 +80,60 @@ void GroupRunner::store(const Instr& in, Active active) {
     constexpr DType D = decltype(d)::value;
     for (std::uint32_t t : active) {
       encode<D>(v[t], view.data + std::size_t{checked_index(in, t, view.count)} * sizeof_dtype<D>);
+    }
+  });
+}
+
+// Lane l of the vector is element index + l; its value lives in row result + l.
+void GroupRunner::vector_load(const Instr& in, Active active) {
+  if (in.on_shared) {
+    const Slot* data = shared_.data(in.buffer);
+    const std::uint32_t count = shared_.size(in.buffer);
+    for (std::uint32_t t : active) {
+      const std::uint32_t i = checked_vector_index(in, t, count);
+      for (std::uint32_t l = 0; l < in.lanes; ++l) {
+        record_shared(in, t, i + l, Access::Read);
+        row(in.result + l)[t] = data[i + l];
+      }
+    }
+    return;
+  }
+  const TensorView& view = bindings_.tensors[in.buffer];
+  with_type(in.type, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    for (std::uint32_t t : active) {
+      const std::byte* p =
+          view.data + std::size_t{checked_vector_index(in, t, view.count)} * sizeof_dtype<D>;
+      for (std::uint32_t l = 0; l < in.lanes; ++l) {
+        row(in.result + l)[t] = decode<D>(p + l * sizeof_dtype<D>);
+      }
+    }
+  });
+}
+
+void GroupRunner::vector_store(const Instr& in, Active active) {
+  const std::uint32_t* lane_rows = program_.lane_args.data() + in.lane_args;
+  if (in.on_shared) {
+    Slot* data = shared_.data(in.buffer);
+    const std::uint32_t count = shared_.size(in.buffer);
+    for (std::uint32_t t : active) {
+      const std::uint32_t i = checked_vector_index(in, t, count);
+      for (std::uint32_t l = 0; l < in.lanes; ++l) {
+        record_shared(in, t, i + l, Access::Write);
+        data[i + l] = row(lane_rows[l])[t];
+      }
+    }
+    return;
+  }
+  const TensorView& view = bindings_.tensors[in.buffer];
+  with_type(in.type, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    for (std::uint32_t t : active) {
+      std::byte* p =
+          view.data + std::size_t{checked_vector_index(in, t, view.count)} * sizeof_dtype<D>;
+      for (std::uint32_t l = 0; l < in.lanes; ++l) {
+        encode<D>(row(lane_rows[l])[t], p + l * sizeof_dtype<D>);
+      }
     }
   });
 }

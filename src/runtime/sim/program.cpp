@@ -56,8 +56,19 @@ Shape shape_of(OpKind k) {
     case OpKind::If:
       return {1, 1, 2};
     default:
-      return {1};  // Cast, Bitcast, Load, SharedLoad, VarDecl, VarLoad
+      return {1};  // Cast, Bitcast, Load, SharedLoad, VarDecl, VarLoad, Extract
   }
+}
+
+bool is_plain_access(OpKind k) {
+  return k == OpKind::Load || k == OpKind::Store || k == OpKind::SharedLoad ||
+         k == OpKind::SharedStore;
+}
+
+/// Operands of `op`: a vector store takes one value per lane.
+std::size_t arity(const ir::Op& op) {
+  const bool store = op.kind == OpKind::Store || op.kind == OpKind::SharedStore;
+  return shape_of(op.kind).args + (store && op.lanes > 1 ? op.lanes - 1 : 0);
 }
 
 class Compiler {
@@ -67,6 +78,7 @@ class Compiler {
   Program run() {
     types_.assign(k_.num_values, DType::U32);
     defs_.assign(k_.num_values, nullptr);
+    vectors_.assign(k_.num_values, {});
     ir::walk(k_.body, [&](const ir::Op& op) {
       if (op.result < k_.num_values) {
         types_[op.result] = op.type;
@@ -106,9 +118,10 @@ class Compiler {
   Instr instr(const ir::Op& op) {
     if (static_cast<unsigned>(op.type) > static_cast<unsigned>(DType::Bool)) bad(op, "bad type");
     if (static_cast<unsigned>(op.kind) > static_cast<unsigned>(OpKind::If)) bad(op, "bad op kind");
+    check_lanes(op);
     const Shape s = shape_of(op.kind);
-    if (op.args.size() != s.args) {
-      bad(op, fmt::format("takes {} operands, has {}", s.args, op.args.size()));
+    if (op.args.size() != arity(op)) {
+      bad(op, fmt::format("takes {} operands, has {}", arity(op), op.args.size()));
     }
     if (op.blocks.size() < s.min_blocks || op.blocks.size() > s.max_blocks) {
       bad(op, fmt::format("has {} nested blocks", op.blocks.size()));
@@ -117,19 +130,31 @@ class Compiler {
     in.kind = op.kind;
     in.cls = ir::op_class(op.kind);
     in.type = op.type;
+    in.lanes = op.lanes;
     in.op = &op;
     for (std::size_t i = 0; i < op.args.size(); ++i) {
       if (op.args[i] >= k_.num_values) {
         bad(op, fmt::format("uses %{}, but the kernel has {} values", op.args[i], k_.num_values));
       }
-      in.args[i] = op.args[i];
+      if (vectors_[op.args[i]].lanes > 1 && op.kind != OpKind::Extract) {
+        bad(op, fmt::format("uses vector %{} as a scalar", op.args[i]));
+      }
+      if (i < std::size(in.args)) in.args[i] = op.args[i];
     }
     if (op.args.size() > 0) in.arg_type = types_[op.args[0]];
     if (op.args.size() > 1) in.arg1_type = types_[op.args[1]];
     if (op.result != ir::kNoValue && op.result >= k_.num_values) {
       bad(op, fmt::format("defines %{}, but the kernel has {} values", op.result, k_.num_values));
     }
-    if (op.result != ir::kNoValue) {
+    if (op.lanes > 1 && (op.kind == OpKind::Store || op.kind == OpKind::SharedStore)) {
+      in.lane_args = static_cast<std::uint32_t>(p_.lane_args.size());
+      p_.lane_args.insert(p_.lane_args.end(), op.args.begin() + 1, op.args.end());
+    }
+    if (op.lanes > 1 && op.result != ir::kNoValue) {
+      in.result = p_.rows;  // the lanes get rows of their own, read by extract
+      p_.rows += op.lanes;
+      vectors_[op.result] = {in.result, op.lanes};
+    } else if (op.result != ir::kNoValue) {
       in.result = op.result;
     } else if (op.kind == OpKind::For) {
       in.result = p_.rows++;  // the induction value needs a row of its own
@@ -142,6 +167,27 @@ class Compiler {
 
   void require(const ir::Op& op, bool ok, const char* what) const {
     if (!ok) bad(op, what);
+  }
+
+  void check_lanes(const ir::Op& op) const {
+    if (op.lanes == 1) return;
+    require(op, is_plain_access(op.kind), "only loads and stores can be vector accesses");
+    require(op, op.lanes == 2 || op.lanes == 4 || op.lanes == 8 || op.lanes == 16,
+            "a vector access has 2, 4, 8 or 16 lanes");
+    require(op,
+            op.result != ir::kNoValue || op.kind == OpKind::Store || op.kind == OpKind::SharedStore,
+            "a vector load must define a value");
+  }
+
+  /// An extract reads the row of its lane of a vector compiled before it.
+  void check_extract(const ir::Op& op, Instr& in) const {
+    const Vector& v = vectors_[op.args[0]];
+    require(op, v.lanes > 1, "operand is not a vector");
+    if (op.ivalue < 0 || op.ivalue >= v.lanes) {
+      bad(op, fmt::format("lane {} of a vector of {} lanes", op.ivalue, v.lanes));
+    }
+    require(op, op.type == in.arg_type, "type differs from the vector's element type");
+    in.args[0] = v.first_row + static_cast<std::uint32_t>(op.ivalue);
   }
 
   void require_defined(const ir::Op& op, OpKind k, DType t) const {
@@ -247,6 +293,8 @@ class Compiler {
         require(op, defs_[op.args[0]] != nullptr && defs_[op.args[0]]->kind == OpKind::VarDecl,
                 "operand is not a variable");
         return;
+      case OpKind::Extract:
+        return check_extract(op, in);
       case OpKind::For:
         return require(op, is_integer(op.type), "loop counter is not an integer");
       case OpKind::If:
@@ -256,10 +304,17 @@ class Compiler {
     }
   }
 
+  /// Where the lanes of a vector value live.
+  struct Vector {
+    std::uint32_t first_row = 0;
+    std::uint8_t lanes = 1;
+  };
+
   const ir::Kernel& k_;
   Program p_;
   std::vector<DType> types_;
   std::vector<const ir::Op*> defs_;
+  std::vector<Vector> vectors_;  ///< by value id: lanes > 1 for a vector compiled so far
 };
 
 }  // namespace

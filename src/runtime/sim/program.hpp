@@ -24,8 +24,12 @@ struct Instr {
   ir::Builtin builtin = ir::Builtin::ThreadId;
   std::uint8_t axis = 0;
   bool on_shared = false;      ///< memory op on a threadgroup allocation (else a tensor)
-  std::uint32_t result = 0;    ///< value row written (a scratch row when the op has none)
-  std::uint32_t args[3] = {};  ///< value rows read
+  std::uint8_t lanes = 1;      ///< elements per access of a vector load or store
+  std::uint32_t result = 0;    ///< value row written (a scratch row when the op has none); a
+                               ///< vector load writes `lanes` rows from here, one per lane
+  std::uint32_t args[3] = {};  ///< value rows read; an extract reads its lane's row
+  std::uint32_t lane_args =
+      0;                       ///< vector store: its values' rows start at Program::lane_args[this]
   int buffer = -1;             ///< parameter index (tensor or constexpr) or shared index
   Slot imm = 0;                ///< Const value
   Range body, other;           ///< For: body; If: then, else
@@ -36,7 +40,8 @@ struct Program {
   const ir::Kernel* kernel = nullptr;
   std::vector<Instr> code;
   Range main;
-  std::uint32_t rows = 0;   ///< value rows: the kernel's values plus scratch rows
+  std::vector<std::uint32_t> lane_args;  ///< value rows of the lanes of vector stores
+  std::uint32_t rows = 0;   ///< value rows: the kernel's values, lanes of vectors, scratch rows
   std::uint32_t depth = 0;  ///< deepest nesting of For/If
   bool tensor_atomics = false;
 };

@@ -32,13 +32,25 @@ std::string Reporter::where(const Instr& in) const {
                      format_loc(in.op->loc));
 }
 
+// A vector access names its whole range: "at index 96..99".
 SimError Reporter::out_of_bounds(const Instr& in, std::uint32_t thread, std::string_view buffer,
                                  std::int64_t index, std::uint64_t count) const {
+  const std::string at =
+      in.lanes > 1 ? fmt::format("{}..{}", index, index + in.lanes - 1) : std::to_string(index);
   return SimError(SimError::Kind::OutOfBounds,
                   fmt::format("{}: out-of-bounds {} of '{}' at index {} ('{}' has {} elements) by "
                               "{} {}",
-                              program_.kernel->name, ir::op_name(in.kind), buffer, index, buffer,
+                              program_.kernel->name, ir::op_name(in.kind), buffer, at, buffer,
                               count, thread_text(thread), where(in)));
+}
+
+SimError Reporter::misaligned(const Instr& in, std::uint32_t thread, std::string_view buffer,
+                              std::int64_t index) const {
+  return SimError(SimError::Kind::BadArgument,
+                  fmt::format("{}: misaligned vector {} of '{}' at index {}: a {}-lane access "
+                              "needs an index that is a multiple of {}, by {} {}",
+                              program_.kernel->name, ir::op_name(in.kind), buffer, index, in.lanes,
+                              in.lanes, thread_text(thread), where(in)));
 }
 
 SimError Reporter::race(const Instr& in, std::uint32_t thread, Access access, const Conflict& first,

@@ -22,6 +22,9 @@ class Reporter {
 
   SimError out_of_bounds(const Instr& in, std::uint32_t thread, std::string_view buffer,
                          std::int64_t index, std::uint64_t count) const;
+  /// A vector access whose first element is not a multiple of its lane count.
+  SimError misaligned(const Instr& in, std::uint32_t thread, std::string_view buffer,
+                      std::int64_t index) const;
   SimError race(const Instr& in, std::uint32_t thread, Access access, const Conflict& first,
                 std::string_view alloc, std::uint32_t index, std::uint32_t count) const;
   /// A barrier or reduce op reached by only `active` of the group's `threads`.

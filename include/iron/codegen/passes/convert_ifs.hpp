@@ -1,4 +1,5 @@
-/// If-conversion: a branch whose arms only compute pure values and assign vars becomes selects; a branch that loads, stores, synchronises or calls a collective is never predicated.
+/// If-conversion: a branch whose arms only compute pure values and assign vars becomes selects; a
+/// branch that loads, stores, synchronises or calls a collective is never predicated.
 #pragma once
 
 #include "iron/codegen/target.hpp"

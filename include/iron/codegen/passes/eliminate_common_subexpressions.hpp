@@ -1,4 +1,6 @@
-/// Common-subexpression elimination: a pure op equal to one already computed in the same or an enclosing block reuses that value; loads are merged only when no store, atomic or barrier can intervene.
+/// Common-subexpression elimination: a pure op equal to one already computed in the same or an
+/// enclosing block reuses that value; loads are merged only when no store, atomic or barrier can
+/// intervene.
 #pragma once
 
 #include "iron/codegen/target.hpp"

@@ -1,4 +1,5 @@
-/// Dead-code elimination: pure ops whose results are unused, vars never read, and loops or branches left with empty bodies (header and all, never an empty body) are removed.
+/// Dead-code elimination: pure ops whose results are unused, vars never read, and loops or branches
+/// left with empty bodies (header and all, never an empty body) are removed.
 #pragma once
 
 #include "iron/codegen/target.hpp"

@@ -1,4 +1,5 @@
-/// Loop-invariant code motion: pure ops inside a loop whose operands are all defined outside it move in front of the loop.
+/// Loop-invariant code motion: pure ops inside a loop whose operands are all defined outside it
+/// move in front of the loop.
 #pragma once
 
 #include "iron/codegen/target.hpp"

@@ -1,4 +1,5 @@
-/// Shared-memory layout: gives every threadgroup allocation an aligned byte offset, sets the kernel's total, and refuses kernels over the target's limit.
+/// Shared-memory layout: gives every threadgroup allocation an aligned byte offset, sets the
+/// kernel's total, and refuses kernels over the target's limit.
 #pragma once
 
 #include "iron/codegen/target.hpp"

@@ -1,4 +1,5 @@
-/// Target legalization: f16/bf16 arithmetic the target cannot do natively is widened to f32 and rounded back; bf16 is refused on Metal versions that lack bfloat.
+/// Target legalization: f16/bf16 arithmetic the target cannot do natively is widened to f32 and
+/// rounded back; bf16 is refused on Metal versions that lack bfloat.
 #pragma once
 
 #include "iron/codegen/target.hpp"

@@ -1,4 +1,6 @@
-/// Threadgroup-reduction lowering: reduce.sum/max/min become a simdgroup reduction, one partial per simdgroup in shared memory, and a final simdgroup reduction that every simdgroup performs into a register, so the partials can be reused by the next reduction without a race.
+/// Threadgroup-reduction lowering: reduce.sum/max/min become a simdgroup reduction, one partial per
+/// simdgroup in shared memory, a final simdgroup reduction in every simdgroup, then a barrier, so
+/// the next reduction or loop iteration can reuse the partials without a race.
 #pragma once
 
 #include "iron/codegen/target.hpp"

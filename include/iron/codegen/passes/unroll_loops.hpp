@@ -1,4 +1,5 @@
-/// Bounded unrolling: loops with constant bounds and at most a small number of iterations (and a small body) are replaced by copies of their body with the induction value as a constant.
+/// Bounded unrolling: loops with constant bounds and at most a small number of iterations (and a
+/// small body) are replaced by copies of their body with the induction value as a constant.
 #pragma once
 
 #include "iron/codegen/target.hpp"

@@ -1,0 +1,132 @@
+/// `iron snap` rewrites the emitted-code snapshots (CUDA and MSL of every kernel × dtype);
+/// `iron diff` shows how the code emitted now differs from them and fails when it does.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "commands.hpp"
+#include "iron/codegen/compile.hpp"
+#include "kernel_selection.hpp"
+#include "line_diff.hpp"
+
+namespace iron::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Snapshot path (relative to the snapshot folder) -> emitted source, for every kernel × dtype
+/// on the default CUDA and Metal profiles.
+std::map<std::string, std::string> emit_everything() {
+  std::map<std::string, std::string> files;
+  for (const auto& form : select_kernels("", "")) {
+    const ir::Kernel traced = form.info->trace(form.dtype);
+    for (const auto& profile : codegen::TargetProfile::defaults()) {
+      const auto compiled = codegen::compile_kernel(traced, profile);
+      const std::string path = fmt::format("{}/{}{}", codegen::target_kind_name(profile.kind),
+                                           compiled.symbol,
+                                           codegen::source_extension(profile.kind));
+      files[path] = compiled.source;
+    }
+  }
+  return files;
+}
+
+/// Snapshot files now on disk, relative to `dir`.
+std::set<std::string> files_on_disk(const fs::path& dir) {
+  std::set<std::string> files;
+  for (const char* kind : {"cuda", "msl"}) {
+    if (!fs::is_directory(dir / kind)) continue;
+    for (const auto& e : fs::directory_iterator(dir / kind)) {
+      if (e.is_regular_file()) files.insert(fs::relative(e.path(), dir).generic_string());
+    }
+  }
+  return files;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int snap(const std::string& dir) {
+  const auto emitted = emit_everything();
+  std::size_t changed = 0;
+  for (const auto& [path, source] : emitted) {
+    const fs::path file = fs::path(dir) / path;
+    if (fs::exists(file) && read_file(file) == source) continue;
+    fs::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << source;
+    ++changed;
+  }
+  std::size_t removed = 0;
+  for (const auto& path : files_on_disk(dir)) {
+    if (!emitted.contains(path)) removed += fs::remove(fs::path(dir) / path) ? 1 : 0;
+  }
+  fmt::print("{} snapshots in {}: {} written, {} removed\n", emitted.size(), dir, changed,
+             removed);
+  return 0;
+}
+
+int diff(const std::string& dir) {
+  if (!fs::is_directory(dir)) {
+    throw UsageError(fmt::format("no snapshot folder {} (run `iron snap` first)", dir));
+  }
+  const auto emitted = emit_everything();
+  std::size_t differ = 0, missing = 0, stale = 0;
+  for (const auto& [path, source] : emitted) {
+    const fs::path file = fs::path(dir) / path;
+    if (!fs::exists(file)) {
+      fmt::print("missing snapshot: {}\n", path);
+      ++missing;
+      continue;
+    }
+    const std::string text = unified_diff(read_file(file), source, "snapshot/" + path, "emitted/" + path);
+    if (!text.empty()) {
+      fmt::print("{}", text);
+      ++differ;
+    }
+  }
+  for (const auto& path : files_on_disk(dir)) {
+    if (!emitted.contains(path)) {
+      fmt::print("stale snapshot (no such kernel form): {}\n", path);
+      ++stale;
+    }
+  }
+  const std::size_t bad = differ + missing + stale;
+  fmt::print("{} snapshots: {} match, {} differ, {} missing, {} stale{}\n", emitted.size(),
+             emitted.size() - differ - missing, differ, missing, stale,
+             bad == 0 ? "" : " (run `iron snap` to accept the emitted code)");
+  return bad == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_snap_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "snap",
+      "Rewrite the emitted-code snapshots: the CUDA (sm_90) and MSL (Metal 3.1) source of every "
+      "kernel × dtype, under DIR/cuda and DIR/msl; snapshots of kernels that are gone are removed");
+  auto dir = std::make_shared<std::string>("tests/snapshots");
+  cmd->add_option("--dir", *dir, "Snapshot folder (default tests/snapshots)");
+  return {cmd, [dir] { return snap(*dir); }};
+}
+
+Command add_diff_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "diff",
+      "Show how the code emitted now differs from the snapshots (unified diff); exits with "
+      "status 1 when anything differs, is missing or is stale");
+  auto dir = std::make_shared<std::string>("tests/snapshots");
+  cmd->add_option("--dir", *dir, "Snapshot folder (default tests/snapshots)");
+  return {cmd, [dir] { return diff(*dir); }};
+}
+
+}  // namespace iron::cli

@@ -1,0 +1,202 @@
+/// Lane-wise arithmetic as C-like expressions, with the simulator's rounding and wrapping.
+#include "arithmetic.hpp"
+
+#include "iron/core/error.hpp"
+#include "literals.hpp"
+
+namespace iron::codegen::c_like {
+namespace {
+
+using ir::OpKind;
+
+bool is_narrow_int(DType t) { return t == DType::U8 || t == DType::I8 || t == DType::U16; }
+
+/// Narrow integers are promoted to int by C's arithmetic: the result is wrapped back.
+std::string wrap(DType t, const std::string& expr, const Context& cx) {
+  return is_narrow_int(t) ? cx.dialect.convert(expr, DType::I32, t, cx.needs) : expr;
+}
+
+/// An operand of a product or left shift of narrow integers, taken as unsigned int so the
+/// promoted arithmetic cannot overflow int (65535 * 65535 would).
+std::string unsigned_operand(ir::ValueId v, const Context& cx) {
+  const DType t = cx.values.type(v);
+  return is_narrow_int(t) ? cx.dialect.convert(cx.values.name(v), t, DType::U32, cx.needs)
+                          : cx.values.operand(v);
+}
+
+/// An operand of min or max in the 32-bit type its narrow type `t` promotes to, so both operands
+/// have one type and the call is unambiguous (literals already are 32-bit).
+std::string promoted_operand(ir::ValueId v, DType t, const Context& cx) {
+  const bool literal = cx.values.integer(v) && !cx.values.bound_literal(v);
+  if (!is_narrow_int(t) || literal) return cx.values.name(v);
+  const DType wide = is_signed_int(t) ? DType::I32 : DType::U32;
+  return cx.dialect.convert(cx.values.name(v), t, wide, cx.needs);
+}
+
+/// `fn(args…)` of the f32 function, the arguments widened and the result rounded once.
+std::string float_call(std::string_view fn, const ir::Op& op, const Context& cx) {
+  std::string call = std::string(fn) + "(";
+  for (std::size_t i = 0; i < op.args.size(); ++i) {
+    const std::string arg = cx.values.name(op.args[i]);
+    call += i > 0 ? ", " : "";
+    call += op.type == DType::F32 ? arg : cx.dialect.convert(arg, op.type, DType::F32, cx.needs);
+  }
+  call += ")";
+  return op.type == DType::F32 ? call : cx.dialect.convert(call, DType::F32, op.type, cx.needs);
+}
+
+std::string infix(const ir::Op& op, std::string_view symbol, const Context& cx) {
+  return cx.values.operand(op.args[0]) + " " + std::string(symbol) + " " +
+         cx.values.operand(op.args[1]);
+}
+
+std::string float_unary(const ir::Op& op, const Context& cx) {
+  const ir::ValueId a = op.args[0];
+  if (op.kind == OpKind::Neg) {
+    return cx.dialect.float_arithmetic("-" + cx.values.operand(a), op.type);
+  }
+  if (op.kind != OpKind::Recip) return float_call(cx.dialect.float_function(op.kind), op, cx);
+  const std::string x = op.type == DType::F32
+                            ? cx.values.operand(a)
+                            : cx.dialect.convert(cx.values.name(a), op.type, DType::F32, cx.needs);
+  const std::string quotient = "1.0f / " + x;
+  return op.type == DType::F32 ? quotient
+                               : cx.dialect.convert(quotient, DType::F32, op.type, cx.needs);
+}
+
+std::string integer_unary(const ir::Op& op, const Context& cx) {
+  const std::string a = cx.values.operand(op.args[0]);
+  switch (op.kind) {
+    case OpKind::Neg:
+      return wrap(op.type, "-" + a, cx);
+    case OpKind::Not:
+      return op.type == DType::Bool ? "!" + a : wrap(op.type, "~" + a, cx);
+    case OpKind::Abs:
+      return wrap(op.type, "abs(" + cx.values.name(op.args[0]) + ")", cx);
+    default:
+      IRON_INTERNAL_ASSERT(false, "unary op undefined on integers");
+  }
+  return "";
+}
+
+std::string float_binary(const ir::Op& op, const Context& cx) {
+  switch (op.kind) {
+    case OpKind::Add:
+      return cx.dialect.float_arithmetic(infix(op, "+", cx), op.type);
+    case OpKind::Sub:
+      return cx.dialect.float_arithmetic(infix(op, "-", cx), op.type);
+    case OpKind::Mul:
+      return cx.dialect.float_arithmetic(infix(op, "*", cx), op.type);
+    case OpKind::Div:
+      return cx.dialect.float_arithmetic(infix(op, "/", cx), op.type);
+    default:
+      return float_call(cx.dialect.float_function(op.kind), op, cx);
+  }
+}
+
+/// `a << b` or `a >> b` with the amount taken modulo 32, as the simulator does.
+std::string shift(const ir::Op& op, std::string_view symbol, const Context& cx) {
+  const ir::ValueId b = op.args[1];
+  const std::optional<std::int64_t> amount = cx.values.integer(b);
+  const std::string count =
+      amount ? integer_literal(op.type, *amount & 31) : "(" + cx.values.operand(b) + " & 31)";
+  const std::string value =
+      op.kind == OpKind::Shl ? unsigned_operand(op.args[0], cx) : cx.values.operand(op.args[0]);
+  return wrap(op.type, value + " " + std::string(symbol) + " " + count, cx);
+}
+
+std::string integer_binary(const ir::Op& op, const Context& cx) {
+  const bool boolean = op.type == DType::Bool;
+  switch (op.kind) {
+    case OpKind::Add:
+      return wrap(op.type, infix(op, "+", cx), cx);
+    case OpKind::Sub:
+      return wrap(op.type, infix(op, "-", cx), cx);
+    case OpKind::Mul:
+      return wrap(op.type, unsigned_operand(op.args[0], cx) + " * " + cx.values.operand(op.args[1]),
+                  cx);
+    case OpKind::Div:
+      return wrap(op.type, infix(op, "/", cx), cx);
+    case OpKind::Rem:
+      return wrap(op.type, infix(op, "%", cx), cx);
+    case OpKind::Min:
+    case OpKind::Max:
+      return wrap(op.type,
+                  std::string(op.kind == OpKind::Min ? "min(" : "max(") +
+                      promoted_operand(op.args[0], op.type, cx) + ", " +
+                      promoted_operand(op.args[1], op.type, cx) + ")",
+                  cx);
+    case OpKind::And:
+      return boolean ? infix(op, "&&", cx) : wrap(op.type, infix(op, "&", cx), cx);
+    case OpKind::Or:
+      return boolean ? infix(op, "||", cx) : wrap(op.type, infix(op, "|", cx), cx);
+    case OpKind::Xor:
+      return boolean ? infix(op, "!=", cx) : wrap(op.type, infix(op, "^", cx), cx);
+    case OpKind::Shl:
+      return shift(op, "<<", cx);
+    case OpKind::Shr:
+      return shift(op, ">>", cx);
+    default:
+      IRON_INTERNAL_ASSERT(false, "binary op undefined on integers");
+  }
+  return "";
+}
+
+std::string compare(const ir::Op& op, const Context& cx) {
+  switch (op.kind) {
+    case OpKind::Eq:
+      return infix(op, "==", cx);
+    case OpKind::Ne:
+      return infix(op, "!=", cx);
+    case OpKind::Lt:
+      return infix(op, "<", cx);
+    case OpKind::Le:
+      return infix(op, "<=", cx);
+    case OpKind::Gt:
+      return infix(op, ">", cx);
+    default:
+      return infix(op, ">=", cx);
+  }
+}
+
+std::string fma(const ir::Op& op, const Context& cx) {
+  if (is_float(op.type)) return float_call(cx.dialect.float_function(OpKind::Fma), op, cx);
+  return wrap(op.type,
+              unsigned_operand(op.args[0], cx) + " * " + cx.values.operand(op.args[1]) + " + " +
+                  cx.values.operand(op.args[2]),
+              cx);
+}
+
+}  // namespace
+
+std::string arithmetic_expression(const ir::Op& op, const Context& cx) {
+  const Values& v = cx.values;
+  switch (ir::op_class(op.kind)) {
+    case ir::OpClass::Unary:
+      return is_float(op.type) ? float_unary(op, cx) : integer_unary(op, cx);
+    case ir::OpClass::Binary:
+      return is_float(op.type) ? float_binary(op, cx) : integer_binary(op, cx);
+    case ir::OpClass::Compare:
+      return compare(op, cx);
+    default:
+      break;
+  }
+  const DType from = op.args.empty() ? op.type : v.type(op.args[0]);
+  switch (op.kind) {
+    case OpKind::Select:
+      return v.operand(op.args[0]) + " ? " + v.operand(op.args[1]) + " : " + v.operand(op.args[2]);
+    case OpKind::Fma:
+      return fma(op, cx);
+    case OpKind::Cast:
+      return from == op.type ? v.name(op.args[0])
+                             : cx.dialect.convert(v.name(op.args[0]), from, op.type, cx.needs);
+    case OpKind::Bitcast:
+      return from == op.type ? v.name(op.args[0])
+                             : cx.dialect.bitcast(v.name(op.args[0]), from, op.type);
+    default:
+      IRON_INTERNAL_ASSERT(false, "not a lane-wise arithmetic op");
+  }
+  return "";
+}
+
+}  // namespace iron::codegen::c_like

@@ -1,0 +1,156 @@
+/// The statement walker of the C-like emitters: scopes, control flow, unused values, locations.
+#include "body_writer.hpp"
+
+#include <set>
+#include <vector>
+
+#include "context.hpp"
+#include "expressions.hpp"
+#include "iron/core/error.hpp"
+
+namespace iron::codegen::c_like {
+namespace {
+
+using ir::OpKind;
+
+class BodyWriter {
+ public:
+  BodyWriter(const ir::Kernel& kernel, const Dialect& dialect, Needs& needs)
+      : values_(kernel, dialect, needs), cx_{kernel, values_, dialect, needs} {}
+
+  std::string write() {
+    shared_declarations();
+    for (const ir::Op& op : cx_.kernel.body.ops) statement(op);
+    std::string text;
+    for (const std::string& line : lines_) text += line + "\n";
+    return text;
+  }
+
+ private:
+  void shared_declarations() {
+    const ir::Kernel& k = cx_.kernel;
+    if (k.shared.empty()) return;
+    IRON_INTERNAL_ASSERT(k.shared_bytes > 0,
+                         "shared memory reached the emitter unplaced: run layout_shared_memory");
+    std::set<int> vector_access;
+    ir::walk(k.body, [&](const ir::Op& op) {
+      if (op.shared >= 0 && op.lanes > 1) vector_access.insert(op.shared);
+    });
+    for (std::size_t i = 0; i < k.shared.size(); ++i) {
+      line(cx_.dialect.shared_declaration(k.shared[i], vector_access.count(static_cast<int>(i))),
+           {});
+    }
+    lines_.emplace_back();
+    block_start_ = true;
+  }
+
+  void block(const ir::Block& b) {
+    ++depth_;
+    block_start_ = true;
+    for (const ir::Op& op : b.ops) statement(op);
+    --depth_;
+  }
+
+  void statement(const ir::Op& op) {
+    IRON_INTERNAL_ASSERT(ir::op_class(op.kind) != ir::OpClass::Group,
+                         "reduce.* reached the emitter: run lower_reductions first");
+    const Values& v = values_;
+    if (!v.emitted(op)) return;  // an unread value: only atomics have effects, and they are kept
+    switch (op.kind) {
+      case OpKind::Const:
+        if (const auto literal = v.bound_literal(op.result)) {
+          line(type_of(op) + " " + v.name(op.result) + " = " + *literal + ";", op.loc);
+        }
+        return;  // otherwise inlined at every use
+      case OpKind::VarDecl:
+        return line(type_of(op) + " " + v.name(op.result) + " = " + v.name(op.args[0]) + ";",
+                    op.loc);
+      case OpKind::VarStore:
+        return line(v.name(op.args[0]) + " = " + v.name(op.args[1]) + ";", op.loc);
+      case OpKind::Store:
+      case OpKind::SharedStore:
+        return store(op);
+      case OpKind::Barrier:
+        return line(cx_.dialect.barrier(), op.loc);
+      case OpKind::For:
+        return loop(op);
+      case OpKind::If:
+        return branch(op);
+      default:
+        break;
+    }
+    const std::string expression = value_expression(op, cx_);
+    if (op.result == ir::kNoValue || v.uses(op.result) == 0) return line(expression + ";", op.loc);
+    line("const " + type_of(op) + " " + v.name(op.result) + " = " + expression + ";", op.loc);
+  }
+
+  void store(const ir::Op& op) {
+    const Access a = access_of(op, cx_);
+    if (op.lanes == 1) {
+      return line(a.base + "[" + a.index + "] = " + values_.name(op.args.at(1)) + ";", op.loc);
+    }
+    std::vector<std::string> lanes;
+    for (std::size_t i = 1; i < op.args.size(); ++i) lanes.push_back(values_.name(op.args[i]));
+    IRON_INTERNAL_ASSERT(lanes.size() == op.lanes, "vector store without one value per lane");
+    for (const std::string& s : cx_.dialect.vector_store(a, lanes, cx_.needs)) line(s, op.loc);
+  }
+
+  void loop(const ir::Op& op) {
+    if (!block_start_) lines_.emplace_back();
+    const Values& v = values_;
+    const std::string i = v.name(op.result);
+    line("for (" + cx_.dialect.type(op.type) + " " + i + " = " + v.name(op.args[0]) + "; " + i +
+             " < " + v.operand(op.args[1]) + "; " + i + " += " + v.name(op.args[2]) + ") {",
+         op.loc);
+    block(op.blocks.at(0));
+    close("}");
+  }
+
+  void branch(const ir::Op& op) {
+    line("if (" + values_.name(op.args[0]) + ") {", op.loc);
+    block(op.blocks.at(0));
+    if (op.blocks.size() > 1 && !op.blocks[1].ops.empty()) {
+      close("} else {");
+      block(op.blocks[1]);
+    }
+    close("}");
+  }
+
+  std::string type_of(const ir::Op& op) {
+    const bool vector = (op.kind == OpKind::Load || op.kind == OpKind::SharedLoad) && op.lanes > 1;
+    return vector ? cx_.dialect.vector_type(op.type, op.lanes, cx_.needs)
+                  : cx_.dialect.type(op.type);
+  }
+
+  /// A statement at the current depth, with its location when that changed.
+  void line(const std::string& text, const ir::SourceLoc& loc) {
+    std::string out = std::string(2 * depth_, ' ') + text;
+    if (loc.known() && (loc.line != last_loc_.line || loc.file != last_loc_.file)) {
+      out += "  // " + loc.file + ":" + std::to_string(loc.line);
+      last_loc_ = loc;
+    }
+    lines_.push_back(std::move(out));
+    block_start_ = false;
+  }
+
+  /// A closing line (`}` or `} else {`), without a location.
+  void close(const std::string& text) {
+    lines_.push_back(std::string(2 * depth_, ' ') + text);
+    block_start_ = false;
+  }
+
+  Values values_;
+  Context cx_;
+  std::vector<std::string> lines_;
+  int depth_ = 1;            ///< statements of the function body are indented once
+  bool block_start_ = true;  ///< nothing written yet in the innermost block
+  ir::SourceLoc last_loc_;
+};
+
+}  // namespace
+
+std::string write_body(const ir::Kernel& kernel, const Dialect& dialect, Needs& needs) {
+  return BodyWriter(kernel, dialect, needs).write();
+}
+
+}  // namespace iron::codegen::c_like

@@ -1,0 +1,20 @@
+/// The expression of every op that defines a value, and the access a memory op makes.
+#pragma once
+
+#include <string>
+
+#include "context.hpp"
+
+namespace iron::codegen::c_like {
+
+/// The target of a load, store or atomic: a tensor parameter or a shared allocation.
+Access access_of(const ir::Op& op, const Context& cx);
+
+/// The 4-byte type a constexpr of type `t` is passed as: f32 for floats, i32 for signed and u32
+/// for unsigned integers and bools; the kernel converts it where it reads it.
+DType constexpr_carrier(DType t);
+
+/// The expression computing `op`'s result.
+std::string value_expression(const ir::Op& op, const Context& cx);
+
+}  // namespace iron::codegen::c_like

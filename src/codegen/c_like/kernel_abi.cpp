@@ -1,0 +1,131 @@
+/// Symbol, group-size bound, name checks and header comment shared by the C-like emitters.
+#include "kernel_abi.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "expressions.hpp"
+#include "iron/codegen/emit.hpp"
+#include "iron/core/error.hpp"
+
+namespace iron::codegen {
+
+std::string kernel_symbol(const ir::Kernel& kernel) {
+  return kernel.name + "_" + std::string(dtype_name(kernel.dtype));
+}
+
+namespace c_like {
+namespace {
+
+constexpr std::string_view kCppKeywords =
+    " alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t "
+    "char16_t char32_t class compl concept const consteval constexpr constinit const_cast "
+    "continue co_await co_return co_yield decltype default delete do double dynamic_cast else "
+    "enum explicit export extern false float for friend goto if inline int long mutable "
+    "namespace new noexcept not not_eq nullptr operator or or_eq private protected public "
+    "register reinterpret_cast requires return short signed sizeof static static_assert "
+    "static_cast struct switch template this thread_local throw true try typedef typeid "
+    "typename union unsigned using virtual void volatile wchar_t while xor xor_eq min max abs ";
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool is_word_of(std::string_view word, std::string_view words) {
+  return words.find(" " + std::string(word) + " ") != std::string_view::npos;
+}
+
+/// `v` followed by digits: the emitter's name for values.
+bool is_value_name(std::string_view s) {
+  return s.size() > 1 && s[0] == 'v' &&
+         std::all_of(s.begin() + 1, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string problem(std::string_view name, std::string_view language, std::string_view reserved) {
+  if (!is_identifier(name)) return "is not an identifier";
+  if (is_word_of(name, kCppKeywords) || is_word_of(name, " " + std::string(reserved) + " ")) {
+    return fmt::format("is reserved in {}", language);
+  }
+  if (is_value_name(name) || name.starts_with("iron_") || name.starts_with("__")) {
+    return "could clash with a name the emitted code uses";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::uint32_t group_size_bound(const ir::Kernel& kernel) {
+  std::int64_t bound = 1024;
+  for (const ir::SizeRule& r : kernel.dispatch.group_size_rules) {
+    const bool caps = r.kind == ir::SizeRule::Kind::Exactly || r.kind == ir::SizeRule::Kind::AtMost;
+    if (caps && r.constexpr_name.empty() && r.value > 0) bound = std::min(bound, r.value);
+  }
+  return static_cast<std::uint32_t>(bound);
+}
+
+bool kernel_uses(const ir::Kernel& kernel, DType t) {
+  bool used = std::any_of(kernel.params.begin(), kernel.params.end(),
+                          [&](const ir::Param& p) { return p.dtype == t; }) ||
+              std::any_of(kernel.shared.begin(), kernel.shared.end(),
+                          [&](const ir::SharedAlloc& s) { return s.dtype == t; });
+  ir::walk(kernel.body, [&](const ir::Op& op) { used = used || op.type == t; });
+  return used;
+}
+
+void check_names(const ir::Kernel& kernel, std::string_view language, std::string_view reserved) {
+  if (!is_identifier(kernel.name)) {
+    throw Error(fmt::format("kernel {}: the name is not an identifier", kernel.name));
+  }
+  auto check = [&](std::string_view what, std::string_view name) {
+    const std::string why = problem(name, language, reserved);
+    if (!why.empty()) {
+      throw Error(fmt::format("kernel {}: {} '{}' {}: rename it", kernel.name, what, name, why));
+    }
+  };
+  for (const ir::Param& p : kernel.params) check("parameter", p.name);
+  for (const ir::SharedAlloc& s : kernel.shared) check("shared allocation", s.name);
+}
+
+std::string param_role(const ir::Param& p) {
+  const std::string_view dtype = dtype_name(p.dtype);
+  switch (p.kind) {
+    case ir::ParamKind::Input:
+      return fmt::format("input {} tensor", dtype);
+    case ir::ParamKind::Output:
+      return fmt::format("output {} tensor", dtype);
+    default:
+      if (p.dtype == DType::Bool) return "constexpr bool (0 or 1)";
+      if (constexpr_carrier(p.dtype) != p.dtype) {
+        return fmt::format("constexpr {} (converted in the kernel)", dtype);
+      }
+      return fmt::format("constexpr {}", dtype);
+  }
+}
+
+std::string parameter_list(const std::vector<std::string>& declarations) {
+  if (declarations.empty()) return ") {\n";
+  std::string text;
+  for (std::size_t i = 0; i < declarations.size(); ++i) {
+    text += "\n    " + declarations[i] + (i + 1 < declarations.size() ? "," : ") {\n");
+  }
+  return text;
+}
+
+std::string header_comment(const ir::Kernel& kernel, std::string_view target,
+                           const std::vector<std::string>& details) {
+  const std::string source = kernel.loc.known() ? " (" + format_loc(kernel.loc) + ")" : "";
+  std::string text = fmt::format(
+      "// {}: Iron kernel {}{} with T = {},\n"
+      "// for {}. Generated by Iron \u2014 do not edit.\n//\n",
+      kernel_symbol(kernel), kernel.name, source, dtype_name(kernel.dtype), target);
+  for (const std::string& line : details) text += line.empty() ? "//\n" : "// " + line + "\n";
+  return text;
+}
+
+}  // namespace c_like
+}  // namespace iron::codegen

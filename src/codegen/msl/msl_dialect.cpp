@@ -1,0 +1,284 @@
+/// MSL spellings: saturating conversions, simd_* functions, atomics on cast pointers, vec<T, N>.
+#include "msl_dialect.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "iron/core/error.hpp"
+
+namespace iron::codegen::msl {
+namespace {
+
+using c_like::Access;
+using c_like::Needs;
+using c_like::Space;
+using ir::OpKind;
+
+std::string to_f32(const std::string& expr, DType from) {
+  return from == DType::F32 ? expr : "float(" + expr + ")";
+}
+
+std::string address_space(Space s) { return s == Space::Shared ? "threadgroup" : "device"; }
+
+std::string axis_name(int axis) { return std::string(1, "xyz"[axis]); }
+
+/// Lanes per part of a vector value: Metal's vectors have at most 4.
+int part_lanes(int lanes) { return lanes < 4 ? lanes : 4; }
+
+}  // namespace
+
+std::string MslDialect::type(DType t) const {
+  switch (t) {
+    case DType::F32:
+      return "float";
+    case DType::F16:
+      return "half";
+    case DType::BF16:
+      return "bfloat";
+    case DType::I32:
+      return "int";
+    case DType::U32:
+      return "uint";
+    case DType::U8:
+      return "uchar";
+    case DType::I8:
+      return "char";
+    case DType::U16:
+      return "ushort";
+    case DType::Bool:
+      return "bool";
+  }
+  return "";
+}
+
+std::string MslDialect::float_bits(std::uint32_t bits) const {
+  return fmt::format("as_type<float>(0x{:08x}u)", bits);
+}
+
+std::string MslDialect::convert(const std::string& expr, DType from, DType to, Needs& needs) const {
+  if (to == DType::Bool) {
+    if (is_float(from)) return to_f32(expr, from) + " != 0.0f";
+    return expr + (is_signed_int(from) ? " != 0" : " != 0u");
+  }
+  if (is_float(to)) {
+    const std::string f = is_float(from) ? to_f32(expr, from) : "float(" + expr + ")";
+    return to == DType::F32 ? f : type(to) + "(" + f + ")";
+  }
+  if (!is_float(from)) return type(to) + "(" + expr + ")";
+  // Metal's conversions do not saturate: the helpers do, and turn NaN into 0.
+  const std::string x = to_f32(expr, from);
+  if (to == DType::U32) {
+    needs.helpers.insert("iron_f32_to_u32");
+    return "iron_f32_to_u32(" + x + ")";
+  }
+  needs.helpers.insert("iron_f32_to_i32");
+  const std::string i = "iron_f32_to_i32(" + x + ")";
+  switch (to) {
+    case DType::I32:
+      return i;
+    case DType::U8:
+      return "uchar(clamp(" + i + ", 0, 255))";
+    case DType::I8:
+      return "char(clamp(" + i + ", -128, 127))";
+    default:
+      return "ushort(clamp(" + i + ", 0, 65535))";
+  }
+}
+
+std::string MslDialect::float_arithmetic(const std::string& expr, DType t) const {
+  // bfloat operands may compute in float: the result is rounded back explicitly.
+  return t == DType::BF16 ? "bfloat(" + expr + ")" : expr;
+}
+
+std::string MslDialect::bitcast(const std::string& expr, DType, DType to) const {
+  return "as_type<" + type(to) + ">(" + expr + ")";
+}
+
+std::string_view MslDialect::float_function(OpKind k) const {
+  switch (k) {
+    case OpKind::Sqrt:
+      return "sqrt";
+    case OpKind::Rsqrt:
+      return "rsqrt";
+    case OpKind::Exp:
+      return "exp";
+    case OpKind::Exp2:
+      return "exp2";
+    case OpKind::Log:
+      return "log";
+    case OpKind::Log2:
+      return "log2";
+    case OpKind::Sin:
+      return "sin";
+    case OpKind::Cos:
+      return "cos";
+    case OpKind::Tanh:
+      return "tanh";
+    case OpKind::Abs:
+      return "fabs";
+    case OpKind::Floor:
+      return "floor";
+    case OpKind::Ceil:
+      return "ceil";
+    case OpKind::Rem:
+      return "fmod";
+    case OpKind::Min:
+      return "fmin";
+    case OpKind::Max:
+      return "fmax";
+    case OpKind::Pow:
+      return "pow";
+    case OpKind::Atan2:
+      return "atan2";
+    case OpKind::Fma:
+      return "fma";
+    default:
+      IRON_INTERNAL_ASSERT(false, "op without an f32 function");
+  }
+  return "";
+}
+
+std::string MslDialect::builtin(ir::Builtin b, int axis, Needs& needs) const {
+  const std::string a = axis_name(axis);
+  auto input = [&](const char* name) {
+    needs.inputs.insert(name);
+    return std::string(name);
+  };
+  switch (b) {
+    case ir::Builtin::ThreadId:
+      return input("iron_tid") + "." + a;
+    case ir::Builtin::GroupId:
+      return input("iron_gid") + "." + a;
+    case ir::Builtin::GroupSize:
+      return input("iron_tpg") + "." + a;
+    case ir::Builtin::GridGroups:
+      return input("iron_ngroups") + "." + a;
+    case ir::Builtin::GlobalId:
+      return input("iron_gid") + "." + a + " * " + input("iron_tpg") + "." + a + " + " +
+             input("iron_tid") + "." + a;
+    case ir::Builtin::Lane:
+      return input("iron_lane");
+    case ir::Builtin::Simdgroup:
+      return input("iron_sg");
+    case ir::Builtin::SimdgroupCount:
+      return input("iron_nsg");
+  }
+  return "";
+}
+
+std::string MslDialect::simd_reduce(OpKind k, DType, const std::string& v, Needs&) const {
+  switch (k) {
+    case OpKind::SimdSum:
+      return "simd_sum(" + v + ")";
+    case OpKind::SimdMax:
+      return "simd_max(" + v + ")";
+    case OpKind::SimdMin:
+      return "simd_min(" + v + ")";
+    case OpKind::SimdPrefixSum:
+      return "simd_prefix_inclusive_sum(" + v + ")";
+    case OpKind::SimdPrefixExclusiveSum:
+      return "simd_prefix_exclusive_sum(" + v + ")";
+    default:
+      IRON_INTERNAL_ASSERT(false, "simd reduction expected");
+  }
+  return "";
+}
+
+std::string MslDialect::simd_move(OpKind k, DType, const std::string& v, int operand,
+                                  Needs&) const {
+  const char* fn = k == OpKind::SimdShuffleXor    ? "simd_shuffle_xor"
+                   : k == OpKind::SimdShuffleUp   ? "simd_shuffle_up"
+                   : k == OpKind::SimdShuffleDown ? "simd_shuffle_down"
+                   : k == OpKind::SimdBroadcast   ? "simd_broadcast"
+                                                  : "simd_shuffle";
+  return fmt::format("{}({}, {})", fn, v, operand);
+}
+
+std::string MslDialect::simd_read(DType, const std::string& v, const std::string& source,
+                                  Needs& needs) const {
+  needs.helpers.insert("iron_simd_read");
+  return "iron_simd_read(" + v + ", " + source + ")";
+}
+
+std::string MslDialect::atomic(OpKind k, const Access& a, const std::string& v,
+                               Needs& needs) const {
+  IRON_INTERNAL_ASSERT(a.space != Space::Input, "atomic on an input tensor");
+  const std::string space = address_space(a.space);
+  const std::string address = "&" + a.base + "[" + a.index + "]";
+  if (a.type == DType::F32 && k != OpKind::AtomicExchange) {
+    if (k == OpKind::AtomicAdd && a.space != Space::Shared) {
+      return "atomic_fetch_add_explicit((device atomic_float*)" + address + ", " + v +
+             ", memory_order_relaxed)";
+    }
+    // Threadgroup float atomics and float max/min: compare-and-swap on the bits.
+    const std::string fn = fmt::format("iron_atomic_{}_f32_{}",
+                                       k == OpKind::AtomicAdd   ? "add"
+                                       : k == OpKind::AtomicMax ? "max"
+                                                                : "min",
+                                       space);
+    needs.helpers.insert(fn);
+    return fn + "(" + address + ", " + v + ")";
+  }
+  const std::string atomic_type = a.type == DType::I32 ? "atomic_int" : "atomic_uint";
+  const std::string object = "(" + space + " " + atomic_type + "*)" + address;
+  const char* fn = k == OpKind::AtomicAdd   ? "atomic_fetch_add_explicit"
+                   : k == OpKind::AtomicMax ? "atomic_fetch_max_explicit"
+                   : k == OpKind::AtomicMin ? "atomic_fetch_min_explicit"
+                   : k == OpKind::AtomicAnd ? "atomic_fetch_and_explicit"
+                   : k == OpKind::AtomicOr  ? "atomic_fetch_or_explicit"
+                   : k == OpKind::AtomicXor ? "atomic_fetch_xor_explicit"
+                                            : "atomic_exchange_explicit";
+  if (a.type == DType::F32) {  // an exchange: on the bits
+    return fmt::format("as_type<float>({}({}, as_type<uint>({}), memory_order_relaxed))", fn,
+                       object, v);
+  }
+  return fmt::format("{}({}, {}, memory_order_relaxed)", fn, object, v);
+}
+
+std::string MslDialect::barrier() const {
+  return "threadgroup_barrier(mem_flags::mem_threadgroup);";
+}
+
+std::string MslDialect::shared_declaration(const ir::SharedAlloc& s, bool vector_access) const {
+  return fmt::format("{}threadgroup {} {}[{}];", vector_access ? "alignas(16) " : "", type(s.dtype),
+                     s.name, s.size);
+}
+
+std::string MslDialect::vector_name(DType t, int lanes) const {
+  if (lanes <= 4) return type(t) + std::to_string(lanes);
+  return fmt::format("iron_{}x{}", dtype_name(t), lanes);
+}
+
+std::string MslDialect::vector_type(DType t, int lanes, Needs& needs) const {
+  if (lanes > 4) needs.vectors.insert({t, lanes});
+  return vector_name(t, lanes);
+}
+
+std::string MslDialect::vector_load(const Access& a, Needs& needs) const {
+  return fmt::format("*({} const {}*)({} + {})", address_space(a.space),
+                     vector_type(a.type, a.lanes, needs), a.base, a.index);
+}
+
+std::vector<std::string> MslDialect::vector_store(const Access& a,
+                                                  const std::vector<std::string>& values,
+                                                  Needs& needs) const {
+  const std::string t = vector_type(a.type, a.lanes, needs);
+  const int width = part_lanes(a.lanes);
+  const std::string part = vector_name(a.type, width);
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < values.size(); i += static_cast<std::size_t>(width)) {
+    const auto first = values.begin() + static_cast<std::ptrdiff_t>(i);
+    parts.push_back(fmt::format("{}({})", part, fmt::join(first, first + width, ", ")));
+  }
+  const std::string value =
+      a.lanes <= 4 ? parts[0] : fmt::format("{}{{{{{}}}}}", t, fmt::join(parts, ", "));
+  return {
+      fmt::format("*({} {}*)({} + {}) = {};", address_space(a.space), t, a.base, a.index, value)};
+}
+
+std::string MslDialect::extract(const std::string& v, int lanes, int lane) const {
+  if (lanes <= 4) return fmt::format("{}[{}]", v, lane);
+  return fmt::format("{}.part[{}][{}]", v, lane / 4, lane % 4);
+}
+
+}  // namespace iron::codegen::msl

@@ -1,0 +1,40 @@
+/// Metal Shading Language spellings for the C-like emitter core (Metal 3.0 and newer).
+#pragma once
+
+#include "../c_like/dialect.hpp"
+
+namespace iron::codegen::msl {
+
+class MslDialect final : public c_like::Dialect {
+ public:
+  std::string type(DType t) const override;
+  std::string float_bits(std::uint32_t bits) const override;
+  std::string convert(const std::string& expr, DType from, DType to,
+                      c_like::Needs& needs) const override;
+  std::string float_arithmetic(const std::string& expr, DType t) const override;
+  std::string bitcast(const std::string& expr, DType from, DType to) const override;
+  std::string_view float_function(ir::OpKind k) const override;
+  std::string builtin(ir::Builtin b, int axis, c_like::Needs& needs) const override;
+  std::string simd_reduce(ir::OpKind k, DType t, const std::string& v,
+                          c_like::Needs& needs) const override;
+  std::string simd_move(ir::OpKind k, DType t, const std::string& v, int operand,
+                        c_like::Needs& needs) const override;
+  std::string simd_read(DType t, const std::string& v, const std::string& source,
+                        c_like::Needs& needs) const override;
+  std::string atomic(ir::OpKind k, const c_like::Access& a, const std::string& v,
+                     c_like::Needs& needs) const override;
+  std::string barrier() const override;
+  std::string shared_declaration(const ir::SharedAlloc& s, bool vector_access) const override;
+  std::string vector_type(DType t, int lanes, c_like::Needs& needs) const override;
+  std::string vector_load(const c_like::Access& a, c_like::Needs& needs) const override;
+  std::vector<std::string> vector_store(const c_like::Access& a,
+                                        const std::vector<std::string>& values,
+                                        c_like::Needs& needs) const override;
+  std::string extract(const std::string& v, int lanes, int lane) const override;
+
+  /// Metal's own vector type of up to 4 lanes ("half4"), or the struct of 4-lane parts that
+  /// holds 8 or 16 ("iron_f16x8").
+  std::string vector_name(DType t, int lanes) const;
+};
+
+}  // namespace iron::codegen::msl

@@ -1,0 +1,123 @@
+/// MSL helper functions: saturating float-to-int casts, guarded simdgroup reads, float atomics.
+#include "msl_prelude.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "iron/core/error.hpp"
+
+namespace iron::codegen::msl {
+namespace {
+
+struct Helper {
+  std::string name;
+  std::vector<std::string> calls;  ///< the helpers it calls, defined before it
+  std::string text;
+};
+
+/// An f32 atomic `op` ("add", "max" or "min") on `space` memory by compare-and-swap.
+Helper float_atomic(std::string_view op, std::string_view space) {
+  const std::string combined = op == "add"   ? "as_type<float>(old) + value"
+                               : op == "max" ? "fmax(as_type<float>(old), value)"
+                                             : "fmin(as_type<float>(old), value)";
+  std::string name = fmt::format("iron_atomic_{}_f32_{}", op, space);
+  std::string text = fmt::format(
+      R"(// Atomic float {0} on {1} memory by compare-and-swap; returns the previous value.
+float {2}({1} float* address, float value) {{
+  {1} atomic_uint* bits = ({1} atomic_uint*)address;
+  uint old = atomic_load_explicit(bits, memory_order_relaxed);
+  while (true) {{
+    const uint next = as_type<uint>({3});
+    if (next == old || atomic_compare_exchange_weak_explicit(bits, &old, next, memory_order_relaxed,
+                                                             memory_order_relaxed)) {{
+      return as_type<float>(old);
+    }}
+  }}
+}}
+)",
+      op, space, name, combined);
+  return {std::move(name), {}, std::move(text)};
+}
+
+/// Every helper, in the order they are emitted (callees first).
+const std::vector<Helper>& helpers() {
+  static const std::vector<Helper> all = [] {
+    std::vector<Helper> list = {
+        {"iron_is_nan",
+         {},
+         R"(// NaN test on the bits: Metal's default fast math may fold isnan() away.
+bool iron_is_nan(float x) {
+  return (as_type<uint>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+)"},
+        {"iron_f32_to_i32",
+         {"iron_is_nan"},
+         R"(// float -> int as Iron casts: toward zero, saturating, NaN -> 0.
+int iron_f32_to_i32(float x) {
+  if (iron_is_nan(x)) return 0;
+  if (x >= 2147483648.0f) return 2147483647;
+  return int(max(x, -2147483648.0f));
+}
+)"},
+        {"iron_f32_to_u32",
+         {"iron_is_nan"},
+         R"(// float -> uint as Iron casts: toward zero, saturating, NaN -> 0.
+uint iron_f32_to_u32(float x) {
+  if (iron_is_nan(x)) return 0u;
+  if (x >= 4294967296.0f) return 4294967295u;
+  return uint(max(x, 0.0f));
+}
+)"},
+        {"iron_simd_read",
+         {},
+         R"(// v as lane `source` holds it; a lane whose source is not in 0..31 keeps its own v.
+template <typename T>
+T iron_simd_read(T v, uint source) {
+  const T read = simd_shuffle(v, ushort(source & 31u));
+  return source < 32u ? read : v;
+}
+)"},
+    };
+    for (const char* op : {"add", "max", "min"}) {
+      for (const char* space : {"device", "threadgroup"}) list.push_back(float_atomic(op, space));
+    }
+    return list;
+  }();
+  return all;
+}
+
+/// `names` with every helper they call, transitively.
+std::set<std::string> with_callees(const std::set<std::string>& names) {
+  std::set<std::string> out = names;
+  for (auto it = helpers().rbegin(); it != helpers().rend(); ++it) {
+    if (out.count(it->name)) out.insert(it->calls.begin(), it->calls.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string msl_prelude(const c_like::Needs& needs, const MslDialect& dialect) {
+  std::string text;
+  if (!needs.vectors.empty()) {
+    text += "// Vectors of more than 4 lanes, as 4-lane parts.\n";
+    for (const auto& [t, lanes] : needs.vectors) {
+      text += fmt::format("struct {} {{\n  {} part[{}];\n}};\n", dialect.vector_name(t, lanes),
+                          dialect.vector_name(t, 4), lanes / 4);
+    }
+  }
+  const std::set<std::string> used = with_callees(needs.helpers);
+  std::size_t emitted = 0;
+  for (const Helper& h : helpers()) {
+    if (!used.count(h.name)) continue;
+    text += (text.empty() ? "" : "\n") + h.text;
+    emitted += needs.helpers.count(h.name);
+  }
+  IRON_INTERNAL_ASSERT(emitted == needs.helpers.size(), "the body calls an unknown MSL helper");
+  return text;
+}
+
+}  // namespace iron::codegen::msl

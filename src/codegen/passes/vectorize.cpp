@@ -1,0 +1,509 @@
+/// Vectorization of strided row loops (`for j = thread_id to n step group_size` over base + j):
+/// each such loop is versioned into 16-byte, then 8-byte vector loops and the original loop.
+///
+/// Shape. A top-level loop `for %j = thread_id.A to %n step group_size.A` whose end %n is a
+/// constexpr (or a literal) and whose body is straight-line: loads of input tensors and stores
+/// of output tensors at `%j` or `%base + %j`, pure ops, and accumulators (`var.store %v,
+/// add|max|min(var.load %v, x)`). Anything else (branches, nested loops, barriers, collectives,
+/// atomics, shared memory, other uses of %j or of an index) leaves the loop untouched.
+///
+/// Rewrite. With W lanes of the widest accessed element in 16 bytes (then 8 bytes):
+///   if n % W == 0 { for %k = tid to n / W step tpg { vector loads at base + k*W; the body once
+///   per lane, in lane order, on `extract`ed lanes; vector stores } } else { ...narrower... }
+/// and the innermost `else` keeps the original loop. A literal end needs no `if`.
+///
+/// Why it is exact. Lanes of one iteration are elements k*W .. k*W+W-1 < n, so every access
+/// stays inside the elements the loop touched before. base is provably a multiple of W (n, a
+/// multiple of W in this version, times anything; or a literal multiple), so base + k*W is
+/// W-aligned; with tensors starting 256-byte aligned (the runtime's guarantee, assumed here),
+/// every vector access is aligned to its width.
+///
+/// What changes. Thread t now handles elements kW..kW+W-1 for k = t, t + tpg, ... instead of
+/// j = t, t + tpg, ...: each element is still handled exactly once, by one thread of the group.
+/// That is only invisible when nothing depends on which thread handled an element, so the pass
+/// requires: every value the body takes from outside is uniform across the group; stored
+/// tensors are written by this loop only and never read by the kernel; and each accumulator is
+/// read after the loop only by the group reduction of its operator (add -> reduce.sum, max ->
+/// reduce.max, min -> reduce.min). A float sum therefore adds the same terms in another order
+/// (reduction order is not specified); max, min and integer sums are unchanged.
+///
+/// Not changed: elementwise kernels (`if i < n { out[i] = f(inp[i]) }`): giving a thread W
+/// elements would break the dispatch contract of one element per thread. Loops already
+/// vectorized are recognised by their vector accesses (and their fallbacks sit inside an `if`,
+/// not at the top level), so the pass is idempotent.
+#include "iron/codegen/passes/vectorize.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "iron/codegen/ir_utils.hpp"
+
+namespace iron::codegen {
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using ir::ValueId;
+
+constexpr std::int64_t kVectorBytes[] = {16, 8};
+
+/// Kernel-wide facts: definitions, users, and which values are uniform across the group.
+class Facts {
+ public:
+  explicit Facts(const ir::Kernel& k) : kernel(k), defs_(definitions(k)), uniform_(k.num_values) {
+    ir::walk(k.body, [&](const Op& op) {
+      for (ValueId a : op.args) users_[a].push_back(&op);
+      if (op.result < k.num_values) uniform_[op.result] = computes_uniform(op);
+    });
+  }
+
+  const Op* def(ValueId v) const {
+    const auto it = defs_.find(v);
+    return it == defs_.end() ? nullptr : it->second;
+  }
+  std::span<const Op* const> users(ValueId v) const {
+    const auto it = users_.find(v);
+    if (it == users_.end()) return {};
+    return it->second;
+  }
+  /// Same value in every thread of the group (constants, group geometry, reductions, pure math
+  /// and input loads over those).
+  bool uniform(ValueId v) const { return v < uniform_.size() && uniform_[v]; }
+
+  const ir::Kernel& kernel;
+
+ private:
+  bool computes_uniform(const Op& op) const {
+    switch (op.kind) {
+      case OpKind::Builtin:
+        return op.builtin == ir::Builtin::GroupId || op.builtin == ir::Builtin::GroupSize ||
+               op.builtin == ir::Builtin::GridGroups || op.builtin == ir::Builtin::SimdgroupCount;
+      case OpKind::Load:
+        return op.lanes == 1 && kernel.params[op.param].kind == ir::ParamKind::Input &&
+               uniform(op.args[0]);
+      default:
+        if (ir::op_class(op.kind) == ir::OpClass::Group) return true;
+        return is_pure(op) &&
+               std::all_of(op.args.begin(), op.args.end(), [&](ValueId a) { return uniform(a); });
+    }
+  }
+
+  std::unordered_map<ValueId, const Op*> defs_;
+  std::unordered_map<ValueId, std::vector<const Op*>> users_;
+  std::vector<bool> uniform_;
+};
+
+/// What the body's ops become in a vector loop.
+enum class Role { Index, Load, Store, Uniform, PerLane };
+
+/// A loop that matches, and what the rewrite needs to know about it.
+struct Plan {
+  std::vector<Role> roles;                ///< one per body op
+  std::vector<ValueId> bases;             ///< distinct bases of `base + j` indices, in order
+  int end_param = -1;                     ///< the constexpr end (versioned on), or
+  std::optional<std::int64_t> end_value;  ///< the literal end
+  std::vector<std::uint8_t> lanes;        ///< the vector widths to emit, widest first
+};
+
+/// The group reduction that combines per-thread accumulators of `combine`.
+std::optional<OpKind> reduction_of(OpKind combine) {
+  switch (combine) {
+    case OpKind::Add:
+      return OpKind::ReduceSum;
+    case OpKind::Max:
+      return OpKind::ReduceMax;
+    case OpKind::Min:
+      return OpKind::ReduceMin;
+    default:
+      return std::nullopt;
+  }
+}
+
+/// Decides whether one top-level loop has the shape, and builds its Plan.
+class Matcher {
+ public:
+  Matcher(const Facts& facts, const Op& loop, const TargetProfile& target)
+      : f_(facts), loop_(loop), body_(loop.blocks[0].ops), target_(target) {}
+
+  std::optional<Plan> run() {
+    if (!bounds() || !body() || !tensors() || !accumulators() || !widths()) return std::nullopt;
+    return std::move(plan_);
+  }
+
+ private:
+  bool is_builtin(ValueId v, ir::Builtin b, std::uint8_t axis) const {
+    const Op* d = f_.def(v);
+    return d != nullptr && d->kind == OpKind::Builtin && d->builtin == b && d->axis == axis;
+  }
+
+  /// `for %j = thread_id.A to %n step group_size.A : u32` with %n a constexpr or a literal.
+  bool bounds() {
+    if (loop_.type != DType::U32 || body_.empty()) return false;
+    const Op* start = f_.def(loop_.args[0]);
+    if (start == nullptr || !is_builtin(loop_.args[0], ir::Builtin::ThreadId, start->axis) ||
+        !is_builtin(loop_.args[2], ir::Builtin::GroupSize, start->axis)) {
+      return false;
+    }
+    const Op* end = f_.def(loop_.args[1]);
+    if (end != nullptr && end->kind == OpKind::ConstexprRef) {
+      plan_.end_param = end->param;
+    } else if (end != nullptr && end->kind == OpKind::Const) {
+      plan_.end_value = const_as_int(*end);
+    }
+    return plan_.end_param >= 0 || plan_.end_value;
+  }
+
+  bool defined_inside(ValueId v) const { return inside_.contains(v); }
+  bool in_body(const Op* op) const {
+    const std::less<> before;
+    return !before(op, body_.data()) && before(op, body_.data() + body_.size());
+  }
+
+  /// Classifies every body op; false on anything outside the shape.
+  bool body() {
+    const ValueId j = loop_.result;
+    for (const Op& op : body_) {
+      if (op.result != ir::kNoValue) inside_.insert(op.result);
+    }
+    std::unordered_set<ValueId> indices = {j};
+    for (const Op& op : body_) {
+      if (!op.blocks.empty() || op.lanes != 1) return false;
+      const bool access = op.kind == OpKind::Load || op.kind == OpKind::Store;
+      if (is_index(op, j)) {
+        plan_.roles.push_back(Role::Index);
+        indices.insert(op.result);
+        continue;
+      }
+      const bool var_op = op.kind == OpKind::VarLoad || op.kind == OpKind::VarStore;
+      for (std::size_t i = var_op ? 1 : 0; i < op.args.size(); ++i) {
+        if (!operand_fits(op.args[i], access && i == 0, indices)) return false;
+      }
+      if (access) {
+        plan_.roles.push_back(op.kind == OpKind::Load ? Role::Load : Role::Store);
+        ++accesses_;
+      } else if (var_op) {
+        if (defined_inside(op.args[0])) return false;
+        vars_.insert(op.args[0]);
+        plan_.roles.push_back(Role::PerLane);
+      } else if (is_pure(op)) {
+        const bool per_lane = std::any_of(op.args.begin(), op.args.end(),
+                                          [&](ValueId a) { return per_lane_.contains(a); });
+        if (!per_lane && !f_.uniform(op.result)) return false;
+        plan_.roles.push_back(per_lane ? Role::PerLane : Role::Uniform);
+      } else {
+        return false;
+      }
+      const bool varies = op.kind == OpKind::Load || plan_.roles.back() == Role::PerLane;
+      if (varies && op.result != ir::kNoValue) per_lane_.insert(op.result);
+    }
+    return accesses_ > 0;
+  }
+
+  /// An index (%j or base + %j) only where a load or store takes its index, and there nothing
+  /// else; any other operand comes from the body or is uniform across the group.
+  bool operand_fits(ValueId v, bool index_slot, const std::unordered_set<ValueId>& indices) const {
+    if (indices.contains(v)) return index_slot;
+    return !index_slot && (defined_inside(v) || f_.uniform(v));
+  }
+
+  /// `add %base, %j` (either order) with a uniform base from outside the loop.
+  bool is_index(const Op& op, ValueId j) {
+    if (op.kind != OpKind::Add || op.args.size() != 2) return false;
+    const int at = op.args[0] == j ? 1 : (op.args[1] == j ? 0 : -1);
+    if (at < 0) return false;
+    const ValueId base = op.args[at];
+    if (base == j || defined_inside(base) || !f_.uniform(base)) return false;
+    if (std::find(plan_.bases.begin(), plan_.bases.end(), base) == plan_.bases.end()) {
+      plan_.bases.push_back(base);
+    }
+    return true;
+  }
+
+  /// Loads read inputs; stored tensors are written by this loop alone and read nowhere.
+  bool tensors() const {
+    std::unordered_set<int> stored;
+    for (std::size_t i = 0; i < body_.size(); ++i) {
+      const int param = body_[i].param;
+      if (plan_.roles[i] == Role::Store) stored.insert(param);
+      if (plan_.roles[i] == Role::Load && f_.kernel.params[param].kind != ir::ParamKind::Input) {
+        return false;
+      }
+    }
+    bool alone = true;
+    ir::walk(f_.kernel.body, [&](const Op& op) {
+      const bool memory = op.kind == OpKind::Load || op.kind == OpKind::Store ||
+                          ir::op_class(op.kind) == ir::OpClass::Atomic;
+      if (!memory || !stored.contains(op.param)) return;
+      alone = alone && in_body(&op) && op.kind == OpKind::Store;
+    });
+    return alone;
+  }
+
+  /// Every var of the body is an accumulator: `%a = var.load %v; %b = OP %a, %x; var.store
+  /// %v, %b` inside, and read outside only by the group reduction of OP.
+  bool accumulators() const {
+    for (ValueId var : vars_) {
+      const Op* store = nullptr;
+      int loads = 0;
+      int stores = 0;
+      for (const Op& op : body_) {
+        if (op.kind == OpKind::VarLoad && op.args[0] == var) ++loads;
+        if (op.kind == OpKind::VarStore && op.args[0] == var) {
+          ++stores;
+          store = &op;
+        }
+      }
+      if (loads != 1 || stores != 1 || !defined_inside(store->args[1])) return false;
+      const Op* combine = f_.def(store->args[1]);
+      if (!reduction_of(combine->kind) || f_.users(combine->result).size() != 1) return false;
+      const Op* a = f_.def(combine->args[0]);
+      const Op* b = f_.def(combine->args[1]);
+      const bool a_loads = a != nullptr && a->kind == OpKind::VarLoad && a->args[0] == var;
+      const bool b_loads = b != nullptr && b->kind == OpKind::VarLoad && b->args[0] == var;
+      const Op* load = a_loads ? a : b;
+      if (a_loads == b_loads || f_.users(load->result).size() != 1) return false;
+      if (!read_by_reduction(var, *reduction_of(combine->kind))) return false;
+    }
+    return true;
+  }
+
+  /// Outside the loop, `var` is never stored and each of its loads feeds only `reduce`.
+  bool read_by_reduction(ValueId var, OpKind reduce) const {
+    for (const Op* user : f_.users(var)) {
+      if (in_body(user)) continue;
+      if (user->kind != OpKind::VarLoad) return false;
+      for (const Op* r : f_.users(user->result)) {
+        if (r->kind != reduce) return false;
+      }
+    }
+    return true;
+  }
+
+  /// `v` is a multiple of `lanes` when the end is one (a constexpr end is versioned on it).
+  bool multiple(ValueId v, std::int64_t lanes) const {
+    const Op* d = f_.def(v);
+    if (d == nullptr) return false;
+    switch (d->kind) {
+      case OpKind::ConstexprRef:
+        return d->param == plan_.end_param;
+      case OpKind::Const:
+        return const_as_int(*d) % lanes == 0;
+      case OpKind::Mul:
+        return multiple(d->args[0], lanes) || multiple(d->args[1], lanes);
+      case OpKind::Shl: {
+        const Op* shift = f_.def(d->args[1]);
+        const bool wide = shift != nullptr && shift->kind == OpKind::Const &&
+                          const_as_int(*shift) >= 0 && const_as_int(*shift) < 32 &&
+                          (std::int64_t{1} << const_as_int(*shift)) % lanes == 0;
+        return wide || multiple(d->args[0], lanes);
+      }
+      default:
+        return false;
+    }
+  }
+
+  /// The widths whose alignment is provable, widest first; one for a literal end.
+  bool widths() {
+    std::int64_t element = 0;
+    for (std::size_t i = 0; i < body_.size(); ++i) {
+      if (plan_.roles[i] == Role::Load || plan_.roles[i] == Role::Store) {
+        element = std::max(element, static_cast<std::int64_t>(dtype_size(body_[i].type)));
+      }
+    }
+    for (std::int64_t bytes : kVectorBytes) {
+      const std::int64_t lanes = bytes / element;
+      if (bytes > target_.max_vector_bytes || lanes < 2) continue;
+      if (plan_.end_value && *plan_.end_value % lanes != 0) continue;
+      const bool aligned = std::all_of(plan_.bases.begin(), plan_.bases.end(),
+                                       [&](ValueId b) { return multiple(b, lanes); });
+      if (aligned) plan_.lanes.push_back(static_cast<std::uint8_t>(lanes));
+      if (aligned && plan_.end_value) break;
+    }
+    return !plan_.lanes.empty();
+  }
+
+  const Facts& f_;
+  const Op& loop_;
+  const std::vector<Op>& body_;
+  const TargetProfile& target_;
+  Plan plan_;
+  std::unordered_set<ValueId> inside_;
+  std::unordered_set<ValueId> per_lane_;
+  std::unordered_set<ValueId> vars_;
+  int accesses_ = 0;
+};
+
+Op new_op(OpKind kind, DType type, std::vector<ValueId> args, ValueId result,
+          const ir::SourceLoc& loc) {
+  Op op;
+  op.kind = kind;
+  op.type = type;
+  op.args = std::move(args);
+  op.result = result;
+  op.loc = loc;
+  return op;
+}
+
+/// Builds the versions of one matched loop.
+class Rewriter {
+ public:
+  Rewriter(ir::Kernel& kernel, const Plan& plan) : k_(kernel), plan_(plan) {}
+
+  /// The ops that replace `loop`: the versions, the last of which keeps `loop` itself.
+  std::vector<Op> versions(Op loop) {
+    const ir::SourceLoc loc = loop.loc;
+    std::vector<Op> out;
+    if (plan_.end_value) {  // a literal end: the one width that divides it, unversioned
+      const std::uint8_t lanes = plan_.lanes.front();
+      out.push_back(constant(lanes, loc));
+      out.push_back(constant(*plan_.end_value / lanes, loc));
+      out.push_back(vector_loop(loop, lanes, out[0].result, out[1].result));
+      return out;
+    }
+    std::vector<Op>* at = &out;
+    for (std::uint8_t lanes : plan_.lanes) {
+      const ValueId n = loop.args[1];
+      Op width = constant(lanes, loc);
+      Op rem = new_op(OpKind::Rem, DType::U32, {n, width.result}, new_value(k_), loc);
+      Op zero = constant(0, loc);
+      Op divisible = new_op(OpKind::Eq, DType::Bool, {rem.result, zero.result}, new_value(k_), loc);
+      Op branch = new_op(OpKind::If, DType::Bool, {divisible.result}, ir::kNoValue, loc);
+      branch.blocks.resize(2);
+      const ValueId count =
+          push(branch.blocks[0].ops,
+               new_op(OpKind::Div, DType::U32, {n, width.result}, new_value(k_), loc));
+      branch.blocks[0].ops.push_back(vector_loop(loop, lanes, width.result, count));
+      for (Op* op : {&width, &rem, &zero, &divisible, &branch}) at->push_back(std::move(*op));
+      at = &at->back().blocks[1].ops;
+    }
+    at->push_back(std::move(loop));
+    return out;
+  }
+
+ private:
+  Op constant(std::int64_t value, const ir::SourceLoc& loc) {
+    Op c = make_const(k_, DType::U32, static_cast<double>(value));
+    c.loc = loc;
+    return c;
+  }
+
+  /// `for %k = tid to count step tpg`, each iteration W lanes of the scalar body.
+  Op vector_loop(const Op& loop, std::uint8_t lanes, ValueId width, ValueId count) {
+    const std::vector<Op>& body = loop.blocks[0].ops;
+    Op vloop = new_op(OpKind::For, loop.type, {loop.args[0], count, loop.args[2]}, new_value(k_),
+                      loop.loc);
+    vloop.blocks.resize(1);
+    std::vector<Op>& out = vloop.blocks[0].ops;
+    const ValueId first =
+        push(out, new_op(OpKind::Mul, DType::U32, {vloop.result, width}, new_value(k_), loop.loc));
+    std::unordered_map<ValueId, ValueId> index = {{loop.result, first}};
+    std::unordered_map<ValueId, ValueId> base_index;
+    std::vector<std::unordered_map<ValueId, ValueId>> lane(lanes);
+    for (std::size_t i = 0; i < body.size(); ++i) {
+      const Op& op = body[i];
+      switch (plan_.roles[i]) {
+        case Role::Index: {  // base + k*W, once per base, in the add's operand order
+          const ValueId base = op.args[0] == loop.result ? op.args[1] : op.args[0];
+          auto [it, fresh] = base_index.try_emplace(base);
+          if (fresh) {
+            Op add = op;
+            std::replace(add.args.begin(), add.args.end(), loop.result, first);
+            it->second = push(out, renumbered(std::move(add)));
+          }
+          index[op.result] = it->second;
+          break;
+        }
+        case Role::Load: {
+          Op load = op;
+          load.lanes = lanes;
+          load.args = {index.at(op.args[0])};
+          const ValueId v = push(out, renumbered(std::move(load)));
+          for (std::uint8_t l = 0; l < lanes; ++l) {
+            Op extract = new_op(OpKind::Extract, op.type, {v}, new_value(k_), op.loc);
+            extract.ivalue = l;
+            lane[l][op.result] = push(out, std::move(extract));
+          }
+          break;
+        }
+        case Role::Uniform: {
+          Op copy = op;
+          copy.args = mapped(op.args, lane[0]);
+          const ValueId v = push(out, renumbered(std::move(copy)));
+          for (auto& m : lane) m[op.result] = v;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    for (std::uint8_t l = 0; l < lanes; ++l) {
+      for (std::size_t i = 0; i < body.size(); ++i) {
+        if (plan_.roles[i] != Role::PerLane) continue;
+        Op copy = body[i];
+        copy.args = mapped(body[i].args, lane[l]);
+        const ValueId v = push(out, renumbered(std::move(copy)));
+        if (v != ir::kNoValue) lane[l][body[i].result] = v;
+      }
+    }
+    for (std::size_t i = 0; i < body.size(); ++i) {
+      if (plan_.roles[i] != Role::Store) continue;
+      Op store = body[i];
+      store.lanes = lanes;
+      store.args = {index.at(body[i].args[0])};
+      for (std::uint8_t l = 0; l < lanes; ++l)
+        store.args.push_back(mapped(body[i].args[1], lane[l]));
+      out.push_back(std::move(store));
+    }
+    return vloop;
+  }
+
+  /// `v` in a lane's copy of the body (values from outside the loop stay themselves).
+  static ValueId mapped(ValueId v, const std::unordered_map<ValueId, ValueId>& lane) {
+    const auto it = lane.find(v);
+    return it == lane.end() ? v : it->second;
+  }
+  static std::vector<ValueId> mapped(std::vector<ValueId> args,
+                                     const std::unordered_map<ValueId, ValueId>& lane) {
+    for (ValueId& a : args) a = mapped(a, lane);
+    return args;
+  }
+
+  /// A copy of a body op for the vector loop: a fresh result, when it has one.
+  Op renumbered(Op op) {
+    if (op.result != ir::kNoValue) op.result = new_value(k_);
+    return op;
+  }
+
+  static ValueId push(std::vector<Op>& out, Op op) {
+    out.push_back(std::move(op));
+    return out.back().result;
+  }
+
+  ir::Kernel& k_;
+  const Plan& plan_;
+};
+
+}  // namespace
+
+void vectorize(ir::Kernel& kernel, const TargetProfile& target) {
+  std::vector<Op>& ops = kernel.body.ops;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != OpKind::For || ops[i].blocks.size() != 1) continue;
+    const Facts facts(kernel);
+    std::optional<Plan> plan = Matcher(facts, ops[i], target).run();
+    if (!plan) continue;
+    std::vector<Op> versions = Rewriter(kernel, *plan).versions(std::move(ops[i]));
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
+    ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i),
+               std::make_move_iterator(versions.begin()), std::make_move_iterator(versions.end()));
+    i += versions.size() - 1;
+  }
+}
+
+}  // namespace iron::codegen

@@ -1,0 +1,196 @@
+/// CudaBackend::run: guard, compile (cached), copy in, launch, synchronise, copy out, free.
+#include "cuda_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <string>
+
+#include "cuda_module_cache.hpp"
+#include "iron/codegen/compile.hpp"
+#include "iron/core/error.hpp"
+#include "iron/core/hash.hpp"
+#include "iron/runtime/dispatch_guard.hpp"
+#include "iron/runtime/nvrtc.hpp"
+#include "kernel_params.hpp"
+#include "launch_resources.hpp"
+
+namespace iron::runtime::cuda {
+namespace {
+
+constexpr int kMinimumSm = 80;  // the emitters' floor (iron/codegen/emit.hpp)
+
+/// The device the backend runs on, its retained primary context, and whether all is usable.
+struct Target {
+  BackendStatus status{"cuda", false, ""};
+  const CudaDeviceInfo* device = nullptr;
+  CUcontext context = nullptr;
+};
+
+Target find_target() {
+  Target target;
+  const CudaReport& report = cuda_report();
+  if (report.devices.empty()) {
+    target.status.reason = report.reason;
+    return target;
+  }
+  const CudaDeviceInfo& device = report.devices.front();
+  if (device.sm() < kMinimumSm) {
+    target.status.reason = fmt::format(
+        "CUDA device {} ({}) has compute capability {}.{}; Iron's CUDA code needs {}.{} or newer",
+        device.ordinal, device.name, device.major, device.minor, kMinimumSm / 10, kMinimumSm % 10);
+    return target;
+  }
+  const NvrtcStatus& nvrtc = nvrtc_status();
+  if (!nvrtc.available) {
+    target.status.reason = "NVRTC, which compiles the kernels, is unavailable: " + nvrtc.reason;
+    return target;
+  }
+  const Driver& d = driver();
+  cuda::CUdevice handle = 0;
+  try {
+    const std::string what = fmt::format("CUDA device {} ({})", device.ordinal, device.name);
+    d.check(d.api().device_get(&handle, device.ordinal), "cuDeviceGet", what);
+    d.check(d.api().device_primary_ctx_retain(&target.context, handle), "cuDevicePrimaryCtxRetain",
+            what);
+  } catch (const Error& e) {
+    target.status.reason = e.what();
+    return target;
+  }
+  target.device = &device;
+  target.status.available = true;  // the context stays retained for the whole process
+  return target;
+}
+
+const Target& target() {
+  static const Target found = find_target();  // initialised once, thread-safe
+  return found;
+}
+
+/// Launches from every thread take turns on the device, so that a kernel fault, reported to
+/// whichever thread synchronises next, is always the fault of the kernel just launched. Kernels on
+/// stream 0 run one after another anyway; compiles, the slow part, stay parallel.
+std::mutex& device_turn() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+/// The first kernel fault of the process: it leaves the context unusable, so later launches are
+/// refused with it rather than failing with an error that names them.
+class FaultRecord {
+ public:
+  void set(const std::string& fault) {
+    const std::lock_guard lock(mutex_);
+    if (fault_.empty()) fault_ = fault;
+  }
+  std::string get() const {
+    const std::lock_guard lock(mutex_);
+    return fault_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::string fault_;
+};
+
+FaultRecord& first_fault() {
+  static FaultRecord record;
+  return record;
+}
+
+void refuse_after_fault(const ir::Kernel& kernel) {
+  if (const std::string fault = first_fault().get(); !fault.empty()) {
+    throw Error(fmt::format(
+        "{}: not run: the CUDA context is unusable since an earlier failure ({}); restart the "
+        "process",
+        kernel.name, fault));
+  }
+}
+
+std::string grid_text(const Grid& grid) {
+  return fmt::format("{}x{}x{} groups of {}x{}x{} threads", grid.groups.x, grid.groups.y,
+                     grid.groups.z, grid.group_size.x, grid.group_size.y, grid.group_size.z);
+}
+
+}  // namespace
+
+const BackendStatus& cuda_backend_status() { return target().status; }
+
+CudaBackend::CudaBackend() : device_(*target().device), context_(target().context) {
+  IRON_INTERNAL_ASSERT(target().status.available, "CudaBackend made while CUDA is unavailable");
+}
+
+const CudaBackend::Prepared& CudaBackend::prepare(const ir::Kernel& kernel) {
+  const std::uint64_t hash = ir::structural_hash(kernel);
+  if (const auto found = prepared_.find(hash); found != prepared_.end()) return found->second;
+  const codegen::CompiledKernel compiled =
+      codegen::compile_kernel(kernel, codegen::TargetProfile::cuda(device_.sm()));
+  const CUmodule module = load_module(compiled, device_.sm());
+  const Driver& d = driver();
+  Prepared prepared{compiled.symbol, nullptr, 0};
+  d.check(d.api().module_get_function(&prepared.function, module, compiled.symbol.c_str()),
+          "cuModuleGetFunction", compiled.symbol);
+  int max_threads = 0;
+  d.check(
+      d.api().func_get_attribute(
+          &max_threads, static_cast<int>(FunctionAttribute::MaxThreadsPerBlock), prepared.function),
+      "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", compiled.symbol);
+  prepared.max_threads = max_threads > 0 ? static_cast<std::uint64_t>(max_threads) : 0;
+  return prepared_.emplace(hash, std::move(prepared)).first->second;
+}
+
+void CudaBackend::run(const Launch& launch) {
+  if (launch.kernel == nullptr) throw Error("cuda backend: the launch has no kernel");
+  const ir::Kernel& kernel = *launch.kernel;
+  check_dispatch(kernel, launch.args, launch.grid, device_.limits);
+  refuse_after_fault(kernel);
+  const Driver& d = driver();
+  const DriverApi& api = d.api();
+  // The primary context is made current on whichever thread runs this launch.
+  d.check(api.ctx_set_current(context_), "cuCtxSetCurrent", kernel.name);
+  const Prepared& kernel_fn = prepare(kernel);
+  const Grid& grid = launch.grid;
+  if (grid.group_size.volume() > kernel_fn.max_threads) {
+    throw DispatchError(fmt::format(
+        "{}: dispatch refused, nothing launched: threads per group ({}x{}x{}) exceeds the {} "
+        "that the compiled {} can launch with (its registers allow no more)",
+        kernel.name, grid.group_size.x, grid.group_size.y, grid.group_size.z, kernel_fn.max_threads,
+        kernel_fn.symbol));
+  }
+  const std::string what = fmt::format("{} ({})", kernel_fn.symbol, grid_text(grid));
+
+  const std::lock_guard turn(device_turn());
+  refuse_after_fault(kernel);  // again: another thread's kernel may have failed meanwhile
+  DeviceBuffers buffers(d, what);
+  std::vector<CUdeviceptr> addresses(launch.args.size(), 0);
+  for (std::size_t i = 0; i < launch.args.size(); ++i) {
+    if (HostTensor* const* tensor = std::get_if<HostTensor*>(&launch.args[i])) {
+      addresses[i] = buffers.upload((*tensor)->bytes);
+    }
+  }
+  KernelParams params(launch.args, addresses);
+  LaunchTimer timer(d, what);
+  timer.start();
+  d.check(api.launch_kernel(kernel_fn.function, grid.groups.x, grid.groups.y, grid.groups.z,
+                            grid.group_size.x, grid.group_size.y, grid.group_size.z,
+                            /*sharedMemBytes=*/0, /*hStream=*/nullptr, params.data(),
+                            /*extra=*/nullptr),
+          "cuLaunchKernel", what);
+  timer.stop();
+  if (const CUresult synced = api.ctx_synchronize(); synced != kCudaSuccess) {
+    const std::string fault =
+        fmt::format("kernel {} failed on the GPU: {} (cuCtxSynchronize)", what, d.describe(synced));
+    first_fault().set(fault);
+    throw Error(fault);
+  }
+  last_kernel_ms_ = timer.elapsed_ms();
+  for (std::size_t i = 0; i < launch.args.size(); ++i) {
+    if (kernel.params[i].kind != ir::ParamKind::Output) continue;
+    HostTensor* tensor = std::get<HostTensor*>(launch.args[i]);
+    buffers.download(addresses[i], tensor->bytes);
+  }
+  timer.destroy();
+  buffers.free();
+}
+
+}  // namespace iron::runtime::cuda

@@ -1,0 +1,56 @@
+/// The CUDA backend: runs a Launch on the first CUDA device through the driver API, with the
+/// kernel compiled by NVRTC for that device's exact architecture.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "driver.hpp"
+#include "iron/runtime/backend.hpp"
+#include "iron/runtime/device_info.hpp"
+
+namespace iron::runtime::cuda {
+
+/// Whether the backend can run here, and if not why: a driver with a device (the first one CUDA
+/// lists; CUDA_VISIBLE_DEVICES picks it) of compute capability 8.0 or newer, its primary context,
+/// and NVRTC. Found once per process. Thread-safe.
+const BackendStatus& cuda_backend_status();
+
+/// Runs launches on the device of cuda_backend_status(). One instance per thread; instances on
+/// several threads share the device, its primary context and the module cache.
+class CudaBackend final : public Backend {
+ public:
+  /// Requires cuda_backend_status().available.
+  CudaBackend();
+
+  std::string_view name() const override { return "cuda"; }
+
+  /// The dispatch guard with the device's limits; the kernel compiled for the device (through
+  /// the module cache); every tensor copied to the device (outputs too, so elements the kernel
+  /// does not write keep the poison the caller put there); the launch on stream 0; outputs
+  /// copied back. Launches from several threads take turns on the device. Throws DispatchError
+  /// when refused, iron::Error naming the kernel and the driver's error otherwise; after a kernel
+  /// fails on the GPU, which leaves the context unusable, every later run is refused with that
+  /// first failure.
+  void run(const Launch& launch) override;
+
+  /// The GPU time of the last run's kernel, measured with events around the launch.
+  double last_kernel_ms() const { return last_kernel_ms_; }
+
+ private:
+  struct Prepared {
+    std::string symbol;
+    CUfunction function = nullptr;
+    std::uint64_t max_threads = 0;  ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+  };
+  /// The loaded function for the traced kernel, compiled on first use by this instance.
+  const Prepared& prepare(const ir::Kernel& kernel);
+
+  const CudaDeviceInfo& device_;
+  CUcontext context_;
+  std::unordered_map<std::uint64_t, Prepared> prepared_;  ///< by structural hash of the traced IR
+  double last_kernel_ms_ = 0.0;
+};
+
+}  // namespace iron::runtime::cuda

@@ -1,0 +1,17 @@
+/// The process's loaded CUDA modules, one per kernel key: reused from memory, else read from the
+/// disk cache, else compiled with NVRTC (and stored).
+#pragma once
+
+#include "driver.hpp"
+#include "iron/codegen/compile.hpp"
+
+namespace iron::runtime::cuda {
+
+/// The module of `compiled` (the pipeline's output for sm_`sm`), loaded into the current
+/// context, which must be the device's primary context. Keyed by module_cache_key(); records one
+/// CacheEvent per call (a compile, a disk hit with any rejected entry before it, or a memory
+/// hit). Thread-safe: concurrent calls for one key load it once. Throws iron::Error naming the
+/// kernel when NVRTC or the driver fails.
+CUmodule load_module(const codegen::CompiledKernel& compiled, int sm);
+
+}  // namespace iron::runtime::cuda

@@ -1,0 +1,45 @@
+/// Constexpr carriers and the cuLaunchKernel parameter array.
+#include "kernel_params.hpp"
+
+#include <bit>
+
+#include "iron/core/error.hpp"
+
+namespace iron::runtime::cuda {
+
+std::uint32_t constexpr_carrier_bits(const Scalar& s) {
+  const auto bits = static_cast<std::uint32_t>(s.i);  // integers wrap modulo 2^32 first
+  switch (s.dtype) {
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16:
+      return std::bit_cast<std::uint32_t>(static_cast<float>(s.f));
+    case DType::I8:
+      return static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(bits)));
+    case DType::U8:
+      return bits & 0xFFu;
+    case DType::U16:
+      return bits & 0xFFFFu;
+    case DType::Bool:
+      return bits != 0 ? 1u : 0u;
+    case DType::I32:
+    case DType::U32:
+      return bits;
+  }
+  internal_error("constexpr of an unknown dtype", __FILE__, __LINE__);
+}
+
+KernelParams::KernelParams(const std::vector<Arg>& args, const std::vector<CUdeviceptr>& addresses)
+    : addresses_(addresses), carriers_(args.size(), 0), pointers_(args.size(), nullptr) {
+  addresses_.resize(args.size(), 0);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (const Scalar* s = std::get_if<Scalar>(&args[i])) {
+      carriers_[i] = constexpr_carrier_bits(*s);
+      pointers_[i] = &carriers_[i];
+    } else {
+      pointers_[i] = &addresses_[i];
+    }
+  }
+}
+
+}  // namespace iron::runtime::cuda

@@ -1,0 +1,276 @@
+/// eliminate_common_subexpressions: equal pure ops reuse a value visible at their position;
+/// memory reads merge only without a possible write in between; collectives, atomics and vars
+/// never merge.
+#include "iron/codegen/passes/eliminate_common_subexpressions.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+#include "passes1_helpers.hpp"
+
+namespace iron::passes1_test {
+namespace {
+
+using codegen::eliminate_common_subexpressions;
+
+TEST(PassEliminateCommonSubexpressions, EqualPureOpsInTheSameOrAnEnclosingBlockMerge) {
+  constexpr std::string_view kBefore = R"(
+  %0 = builtin global_id.x : u32
+  %1 = builtin global_id.x : u32
+  %2 = const 4 : u32
+  %3 = const 4 : u32
+  %4 = mul %0, %2 : u32
+  %5 = mul %1, %3 : u32
+  %6 = add %4, %5 : u32
+  %7 = constexpr n : u32
+  for %8 = %0 to %7 step %2 : u32 {
+    %9 = mul %1, %2 : u32
+    %10 = add %9, %8 : u32
+    %11 = add %9, %8 : u32
+    %12 = mul %10, %11 : u32
+    store outu[%12], %6 : u32
+  }
+)";
+  constexpr std::string_view kAfter = R"(
+  %0 = builtin global_id.x : u32
+  %2 = const 4 : u32
+  %4 = mul %0, %2 : u32
+  %6 = add %4, %4 : u32
+  %7 = constexpr n : u32
+  for %8 = %0 to %7 step %2 : u32 {
+    %10 = add %4, %8 : u32
+    %12 = mul %10, %10 : u32
+    store outu[%12], %6 : u32
+  }
+)";
+  expect_pass(eliminate_common_subexpressions, kBefore, 13, kAfter, 13);
+}
+
+TEST(PassEliminateCommonSubexpressions, ValuesOfSiblingOrClosedBlocksAreNotReused) {
+  constexpr std::string_view kIr = R"(
+  %0 = builtin global_id.x : u32
+  %1 = load x[%0] : f32
+  %2 = const 0 : f32
+  %3 = gt %1, %2 : bool
+  if %3 {
+    %4 = mul %1, %1 : f32
+    store out[%0], %4 : f32
+  } else {
+    %5 = mul %1, %1 : f32
+    store out[%0], %5 : f32
+  }
+  %6 = mul %1, %1 : f32
+  store out[%0], %6 : f32
+)";
+  expect_unchanged(eliminate_common_subexpressions, kIr, 7);
+}
+
+TEST(PassEliminateCommonSubexpressions, ConstantsMergeByValueAndType) {
+  // -0.0 and 0.0 differ; 0 as f32 and as u32 differ; 300 and 44 are the same u8.
+  constexpr std::string_view kBefore = R"(
+  %0 = builtin global_id.x : u32
+  %1 = const 0 : f32
+  %2 = const -0 : f32
+  %3 = const 0 : f32
+  %4 = add %1, %2 : f32
+  %5 = add %4, %3 : f32
+  store out[%0], %5 : f32
+  %6 = const 300 : u8
+  %7 = const 44 : u8
+  %8 = add %6, %7 : u8
+  %9 = cast %8 : u32
+  %10 = const 0 : u32
+  %11 = add %9, %10 : u32
+  store outu[%0], %11 : u32
+)";
+  constexpr std::string_view kAfter = R"(
+  %0 = builtin global_id.x : u32
+  %1 = const 0 : f32
+  %2 = const -0 : f32
+  %4 = add %1, %2 : f32
+  %5 = add %4, %1 : f32
+  store out[%0], %5 : f32
+  %6 = const 300 : u8
+  %8 = add %6, %6 : u8
+  %9 = cast %8 : u32
+  %10 = const 0 : u32
+  %11 = add %9, %10 : u32
+  store outu[%0], %11 : u32
+)";
+  expect_pass(eliminate_common_subexpressions, kBefore, 12, kAfter, 12);
+}
+
+TEST(PassEliminateCommonSubexpressions, LoadsMergeWithoutAWriteInBetween) {
+  // In the loop body, the load repeated in the branch reuses the one before it. The loop stores,
+  // so no load from before it is reused inside; a store or an atomic separates the rest.
+  constexpr std::string_view kBefore = R"(
+  %0 = builtin global_id.x : u32
+  %1 = load x[%0] : f32
+  %2 = const 0 : u32
+  %3 = constexpr n : u32
+  %4 = const 1 : u32
+  for %5 = %2 to %3 step %4 : u32 {
+    %6 = load x[%0] : f32
+    %7 = load x[%5] : f32
+    %8 = add %6, %7 : f32
+    %9 = const 0 : f32
+    %10 = gt %8, %9 : bool
+    if %10 {
+      %11 = load x[%0] : f32
+      %12 = add %11, %8 : f32
+      store out[%5], %12 : f32
+      %13 = load x[%0] : f32
+      store out[%0], %13 : f32
+    }
+  }
+  %14 = load x[%0] : f32
+  store out[%0], %14 : f32
+  %15 = load x[%0] : f32
+  %16 = atomic.add out[%0], %15 : f32
+  %17 = load x[%0] : f32
+  store out[%0], %17 : f32
+)";
+  constexpr std::string_view kAfter = R"(
+  %0 = builtin global_id.x : u32
+  %1 = load x[%0] : f32
+  %2 = const 0 : u32
+  %3 = constexpr n : u32
+  %4 = const 1 : u32
+  for %5 = %2 to %3 step %4 : u32 {
+    %6 = load x[%0] : f32
+    %7 = load x[%5] : f32
+    %8 = add %6, %7 : f32
+    %9 = const 0 : f32
+    %10 = gt %8, %9 : bool
+    if %10 {
+      %12 = add %6, %8 : f32
+      store out[%5], %12 : f32
+      %13 = load x[%0] : f32
+      store out[%0], %13 : f32
+    }
+  }
+  %14 = load x[%0] : f32
+  store out[%0], %14 : f32
+  %15 = load x[%0] : f32
+  %16 = atomic.add out[%0], %15 : f32
+  %17 = load x[%0] : f32
+  store out[%0], %17 : f32
+)";
+  expect_pass(eliminate_common_subexpressions, kBefore, 18, kAfter, 18);
+}
+
+TEST(PassEliminateCommonSubexpressions, LoadsMergeAcrossControlFlowWithoutWrites) {
+  constexpr std::string_view kBefore = R"(
+  %0 = builtin global_id.x : u32
+  %1 = load x[%0] : f32
+  %2 = const 0 : f32
+  %3 = gt %1, %2 : bool
+  if %3 {
+    %4 = load x[%0] : f32
+    %5 = shared.load @s[%0] : f32
+    %6 = add %4, %5 : f32
+    store out[%0], %6 : f32
+  }
+  %7 = shared.load @s[%0] : f32
+  barrier
+  %8 = shared.load @s[%0] : f32
+  %9 = add %7, %8 : f32
+  store out[%0], %9 : f32
+)";
+  constexpr std::string_view kAfter = R"(
+  %0 = builtin global_id.x : u32
+  %1 = load x[%0] : f32
+  %2 = const 0 : f32
+  %3 = gt %1, %2 : bool
+  if %3 {
+    %5 = shared.load @s[%0] : f32
+    %6 = add %1, %5 : f32
+    store out[%0], %6 : f32
+  }
+  %7 = shared.load @s[%0] : f32
+  barrier
+  %8 = shared.load @s[%0] : f32
+  %9 = add %7, %8 : f32
+  store out[%0], %9 : f32
+)";
+  expect_pass(eliminate_common_subexpressions, kBefore, 10, kAfter, 10);
+}
+
+TEST(PassEliminateCommonSubexpressions, VarLoadsMergeOnlyWithNothingInBetween) {
+  constexpr std::string_view kBefore = R"(
+  %0 = builtin global_id.x : u32
+  %1 = const 0 : f32
+  %2 = var %1 : f32
+  %3 = var %1 : f32
+  %4 = var.load %2 : f32
+  %5 = var.load %2 : f32
+  %6 = add %4, %5 : f32
+  var.store %2, %6 : f32
+  %7 = var.load %2 : f32
+  %8 = gt %7, %1 : bool
+  if %8 {
+    %9 = var.load %2 : f32
+    var.store %3, %9 : f32
+  }
+  %10 = var.load %2 : f32
+  %11 = var.load %3 : f32
+  %12 = add %10, %11 : f32
+  store out[%0], %12 : f32
+)";
+  constexpr std::string_view kAfter = R"(
+  %0 = builtin global_id.x : u32
+  %1 = const 0 : f32
+  %2 = var %1 : f32
+  %3 = var %1 : f32
+  %4 = var.load %2 : f32
+  %6 = add %4, %4 : f32
+  var.store %2, %6 : f32
+  %7 = var.load %2 : f32
+  %8 = gt %7, %1 : bool
+  if %8 {
+    %9 = var.load %2 : f32
+    var.store %3, %9 : f32
+  }
+  %10 = var.load %2 : f32
+  %11 = var.load %3 : f32
+  %12 = add %10, %11 : f32
+  store out[%0], %12 : f32
+)";
+  expect_pass(eliminate_common_subexpressions, kBefore, 13, kAfter, 13);
+}
+
+TEST(PassEliminateCommonSubexpressions, CollectivesAtomicsAndEffectsNeverMerge) {
+  constexpr std::string_view kIr = R"(
+  %0 = builtin global_id.x : u32
+  %1 = load x[%0] : f32
+  %2 = simd.sum %1 : f32
+  %3 = simd.sum %1 : f32
+  %4 = reduce.max %1 : f32
+  %5 = reduce.max %1 : f32
+  %6 = builtin lane : u32
+  %7 = simd.shuffle %1, %6 : f32
+  %8 = simd.shuffle %1, %6 : f32
+  %9 = add %2, %3 : f32
+  %10 = add %4, %5 : f32
+  %11 = add %7, %8 : f32
+  %12 = add %9, %10 : f32
+  %13 = add %12, %11 : f32
+  %14 = atomic.add out[%0], %13 : f32
+  %15 = atomic.add out[%0], %13 : f32
+  %16 = add %14, %15 : f32
+  %17 = var %16 : f32
+  %18 = var %16 : f32
+  %19 = var.load %17 : f32
+  %20 = var.load %18 : f32
+  %21 = add %19, %20 : f32
+  store out[%0], %21 : f32
+  store out[%0], %21 : f32
+  barrier
+  barrier
+)";
+  expect_unchanged(eliminate_common_subexpressions, kIr, 22);
+}
+
+}  // namespace
+}  // namespace iron::passes1_test
