@@ -82,14 +82,14 @@ std::vector<std::unique_ptr<runtime::Backend>> make_backends(const std::string& 
 /// Runs the cases on one thread per backend; prints a progress line as each case finishes.
 std::vector<testing::TestResult> run_cases(const std::vector<Case>& cases,
                                            std::vector<std::unique_ptr<runtime::Backend>>& backends,
-                                           std::uint64_t seed, bool verbose) {
+                                           std::uint64_t seed, bool verbose, bool keep_outputs) {
   std::vector<testing::TestResult> results(cases.size());
   std::atomic<std::size_t> next{0};
   std::mutex print_mutex;
   std::size_t done = 0;
   auto work = [&](runtime::Backend& backend) {
     for (std::size_t i = next++; i < cases.size(); i = next++) {
-      results[i] = testing::run_test(*cases[i].test, cases[i].dtype, backend, seed);
+      results[i] = testing::run_test(*cases[i].test, cases[i].dtype, backend, seed, keep_outputs);
       const std::lock_guard lock(print_mutex);
       print_progress(++done, cases.size(), results[i], verbose);
     }
@@ -101,14 +101,54 @@ std::vector<testing::TestResult> run_cases(const std::vector<Case>& cases,
   return results;
 }
 
+/// The backends a run uses: every available one for "all", else the one named.
+std::vector<std::string> backend_names(const std::string& name) {
+  if (name != "all") return {name};
+  std::vector<std::string> names;
+  for (const auto& s : runtime::backend_statuses()) {
+    if (s.available) names.push_back(s.name);
+  }
+  return names;
+}
+
+/// For each case run on several backends, a row comparing each backend's outputs with the
+/// first backend's.
+std::vector<testing::TestResult> cross_backend_rows(
+    const std::vector<std::vector<testing::TestResult>>& per_backend) {
+  std::vector<testing::TestResult> rows;
+  for (std::size_t b = 1; b < per_backend.size(); ++b) {
+    for (std::size_t i = 0; i < per_backend[b].size(); ++i) {
+      const auto& first = per_backend[0][i];
+      testing::TestResult row = per_backend[b][i];
+      row.backend = first.backend + "=" + row.backend;
+      row.message = testing::compare_backends(first, row);
+      row.passed = row.message.empty();
+      row.outputs.clear();
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
 int run_tests(const TestOptions& o) {
   const std::vector<Case> cases = select_cases(o);
-  auto backends = make_backends(o.backend, std::min<std::size_t>(o.jobs, cases.size()));
   const std::uint64_t seed = o.seed_given ? o.seed : random_seed();
-  fmt::print("iron test: {} cases on backend {}, {} threads, base seed {}\n", cases.size(),
-             backends.front()->name(), backends.size(), seed);
-  fmt::print("--seed {} reproduces this run\n\n", seed);
-  const auto results = run_cases(cases, backends, seed, o.verbose);
+  const auto names = backend_names(o.backend);
+  const bool compare = names.size() > 1;
+  std::vector<std::vector<testing::TestResult>> per_backend;
+  for (const auto& name : names) {
+    auto backends = make_backends(name, std::min<std::size_t>(o.jobs, cases.size()));
+    fmt::print("iron test: {} cases on backend {}, {} threads, base seed {}\n", cases.size(),
+               backends.front()->name(), backends.size(), seed);
+    fmt::print("--seed {} reproduces this run\n\n", seed);
+    per_backend.push_back(run_cases(cases, backends, seed, o.verbose, compare));
+  }
+  std::vector<testing::TestResult> results;
+  for (auto& r : per_backend) results.insert(results.end(), r.begin(), r.end());
+  if (compare) {
+    const auto rows = cross_backend_rows(per_backend);
+    results.insert(results.end(), rows.begin(), rows.end());
+  }
   print_report(results);
   const bool all_passed =
       std::all_of(results.begin(), results.end(), [](const auto& r) { return r.passed; });
@@ -124,9 +164,10 @@ Command add_test_command(CLI::App& app) {
       "output with its expected values; exits with status 1 if any case fails");
   auto o = std::make_shared<TestOptions>();
   cmd->add_option("--backend", o->backend,
-                  "Where to run: auto (the best available, the simulator today), sim, cuda or "
-                  "metal; see `iron device`")
-      ->check(CLI::IsMember({"auto", "sim", "cuda", "metal"}));
+                  "Where to run: auto (cuda when present, else sim), sim, cuda, metal, or all "
+                  "(every backend present, each case's outputs also compared across backends); "
+                  "see `iron device`")
+      ->check(CLI::IsMember({"auto", "sim", "cuda", "metal", "all"}));
   cmd->add_option("--filter", o->filter,
                   "Run only tests whose name (kernel.case) or kernel name contains a match of "
                   "this ECMAScript regular expression");

@@ -107,7 +107,7 @@ std::string write_file(const fs::path& path,
       const ssize_t written = ::write(fd, part.data(), part.size());
       if (written < 0 && errno == EINTR) continue;
       if (written <= 0) {
-        const std::string why = written < 0 ? std::strerror(errno) : "nothing written";
+        std::string why = written < 0 ? std::strerror(errno) : "nothing written";
         ::close(fd);
         return why;
       }
@@ -150,7 +150,7 @@ std::mutex& events_mutex() {
   return mutex;
 }
 
-std::vector<CacheEvent>& events() {
+std::vector<CacheEvent>& recorded_events() {
   static std::vector<CacheEvent> recorded;
   return recorded;
 }
@@ -295,21 +295,21 @@ std::optional<BlobStore> module_store() {
 
 void record_cache_event(CacheEvent event) {
   const std::lock_guard lock(events_mutex());
-  events().push_back(std::move(event));
+  recorded_events().push_back(std::move(event));
 }
 
 std::vector<CacheEvent> cache_events() {
   const std::lock_guard lock(events_mutex());
-  return events();
+  return recorded_events();
 }
 
-std::string cache_summary(const std::vector<CacheEvent>& list) {
+std::string cache_summary(const std::vector<CacheEvent>& events) {
   struct Tally {
     std::size_t count = 0;
     double ms = 0.0;
   };
   std::array<Tally, 5> tallies{};
-  for (const CacheEvent& e : list) {
+  for (const CacheEvent& e : events) {
     Tally& t = tallies.at(static_cast<std::size_t>(e.kind));
     ++t.count;
     t.ms += e.ms;

@@ -111,15 +111,15 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
-/// Runs the case; "" when it passed, else what went wrong.
+/// Runs the case into `result`: message "" when it passed, else what went wrong.
 std::string run_case(const TestCase& test, DType dtype, runtime::Backend& backend,
-                     std::uint64_t seed) {
+                     bool keep_outputs, TestResult& result) {
   const auto registered = std::find_if(test.dtypes.begin(), test.dtypes.end(),
                                        [&](const DTypeTolerance& d) { return d.dtype == dtype; });
   if (registered == test.dtypes.end()) {
     return fmt::format("test {} is not registered for {}", test.name, dtype_name(dtype));
   }
-  Rng rng(seed);
+  Rng rng(result.seed);
   TestSetup setup = [&] {
     try {
       return test.make(dtype, rng);
@@ -141,11 +141,14 @@ std::string run_case(const TestCase& test, DType dtype, runtime::Backend& backen
   backend.run(launch);
 
   const Tolerance tol = tolerance_for(test, dtype, setup);
+  result.tolerance = tol;
   std::vector<std::string> mismatches;
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
     const ir::Param& p = kernel.params[i];
     if (p.kind != ir::ParamKind::Output) continue;
-    auto m = compare_outputs(p.name, unpack(tensors[i]), setup.expected().at(p.name), tol);
+    std::vector<float> got = unpack(tensors[i]);
+    auto m = compare_outputs(p.name, got, setup.expected().at(p.name), tol);
+    if (keep_outputs) result.outputs.emplace_back(p.name, std::move(got));
     if (!m.empty()) mismatches.push_back(std::move(m));
   }
   return join(mismatches, "\n");
@@ -158,7 +161,7 @@ std::uint64_t case_seed(std::uint64_t base_seed, const std::string& name, DType 
 }
 
 TestResult run_test(const TestCase& test, DType dtype, runtime::Backend& backend,
-                    std::uint64_t base_seed) {
+                    std::uint64_t base_seed, bool keep_outputs) {
   TestResult result;
   result.name = test.name;
   result.dtype = dtype;
@@ -166,7 +169,7 @@ TestResult run_test(const TestCase& test, DType dtype, runtime::Backend& backend
   result.seed = case_seed(base_seed, test.name, dtype);
   const auto start = std::chrono::steady_clock::now();
   try {
-    result.message = run_case(test, dtype, backend, result.seed);
+    result.message = run_case(test, dtype, backend, keep_outputs, result);
   } catch (const std::exception& e) {
     result.message = e.what();
   } catch (...) {
@@ -205,6 +208,25 @@ std::string compare_outputs(const std::string& output, const std::vector<float>&
               : "";
   return fmt::format("output '{}': {} of {} values mismatch{}{}{}", output, mismatched, got.size(),
                      shown, more, note);
+}
+
+}  // namespace iron::testing
+
+namespace iron::testing {
+
+std::string compare_backends(const TestResult& a, const TestResult& b) {
+  if (!a.passed || !b.passed) return "";  // each failure is reported on its own row
+  if (a.outputs.size() != b.outputs.size()) {
+    return fmt::format("{} kept {} outputs but {} kept {}", a.backend, a.outputs.size(), b.backend,
+                       b.outputs.size());
+  }
+  const Tolerance twice{2 * a.tolerance.atol, 2 * a.tolerance.rtol};
+  std::vector<std::string> mismatches;
+  for (std::size_t i = 0; i < a.outputs.size(); ++i) {
+    auto m = compare_outputs(a.outputs[i].first, b.outputs[i].second, a.outputs[i].second, twice);
+    if (!m.empty()) mismatches.push_back(fmt::format("{} (got: {}, want: {})", m, b.backend, a.backend));
+  }
+  return join(mismatches, "\n");
 }
 
 }  // namespace iron::testing

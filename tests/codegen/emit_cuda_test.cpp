@@ -444,7 +444,8 @@ extern "C" __global__ void __launch_bounds__(1024) vectors_f16(
     const __half* __restrict__ x,
     const float* __restrict__ w,
     __half* __restrict__ y,
-    unsigned char* __restrict__ z) {
+    unsigned char* __restrict__ z,
+    unsigned char* __restrict__ q) {
   __shared__ __align__(16) float tile[128];
 
   const unsigned int v0 = blockIdx.x * blockDim.x + threadIdx.x;
@@ -468,7 +469,7 @@ extern "C" __global__ void __launch_bounds__(1024) vectors_f16(
   const iron_f32x2 v18 = *reinterpret_cast<const iron_f32x2*>(tile + v17);
   const float v19 = v18.v[1];
   const unsigned char v20 = static_cast<unsigned char>(min(max(__float2int_rz(v19), 0), 255));
-  *reinterpret_cast<iron_u8x4*>(z + v2) = iron_u8x4{{v20, 0u, v20, 0u}};
+  *reinterpret_cast<iron_u8x4*>(q + v13) = iron_u8x4{{v20, 0u, v20, 0u}};
   const unsigned int v23 = v0 * 16u;
   *reinterpret_cast<iron_u8x16*>(z + v23) = iron_u8x16{{v20, v20, v20, v20, v20, v20, v20, v20, v20, v20, v20, v20, v20, v20, v20, 0u}};
 }

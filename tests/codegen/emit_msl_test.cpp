@@ -540,6 +540,7 @@ kernel void vectors_f16(
     device const float* w [[buffer(1)]],
     device half* y [[buffer(2)]],
     device uchar* z [[buffer(3)]],
+    device uchar* q [[buffer(4)]],
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]]) {
@@ -566,7 +567,7 @@ kernel void vectors_f16(
   const float2 v18 = *(threadgroup const float2*)(tile + v17);
   const float v19 = v18[1];
   const uchar v20 = uchar(clamp(iron_f32_to_i32(v19), 0, 255));
-  *(device uchar4*)(z + v2) = uchar4(v20, 0u, v20, 0u);
+  *(device uchar4*)(q + v13) = uchar4(v20, 0u, v20, 0u);
   const uint v23 = v0 * 16u;
   *(device iron_u8x16*)(z + v23) = iron_u8x16{{uchar4(v20, v20, v20, v20), uchar4(v20, v20, v20, v20), uchar4(v20, v20, v20, v20), uchar4(v20, v20, v20, 0u)}};
 }

@@ -496,6 +496,7 @@ inline constexpr std::string_view kVectors = R"(kernel vectors dtype=f16 mode=re
   param in w: f32
   param out y: f16
   param out z: u8
+  param out q: u8
   shared tile: f32[128]
   rule multiple_of 32
   values 30
@@ -524,7 +525,7 @@ inline constexpr std::string_view kVectors = R"(kernel vectors dtype=f16 mode=re
   %19 = extract %18, 1 : f32
   %20 = cast %19 : u8
   %21 = const 0 : u8
-  store z[%2], %20, %21, %20, %21 : u8x4
+  store q[%13], %20, %21, %20, %21 : u8x4
   %22 = const 16 : u32
   %23 = mul %0, %22 : u32
   store z[%23], %20, %20, %20, %20, %20, %20, %20, %20, %20, %20, %20, %20, %20, %20, %20, %21 : u8x16

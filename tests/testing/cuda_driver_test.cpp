@@ -23,7 +23,7 @@ std::string resolved_path(const char* soname) {
   void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) return "";
   link_map* map = nullptr;
-  const std::string path =
+  std::string path =
       dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr ? map->l_name : "";
   dlclose(handle);
   return path;
@@ -31,6 +31,7 @@ std::string resolved_path(const char* soname) {
 
 std::vector<std::string> paths_of(const std::vector<LibraryCandidate>& candidates) {
   std::vector<std::string> paths;
+  paths.reserve(candidates.size());
   for (const auto& c : candidates) paths.push_back(c.path);
   return paths;
 }

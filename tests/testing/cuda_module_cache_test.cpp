@@ -192,6 +192,7 @@ TEST(ModuleCacheStore, ConcurrentThreadsLeaveOneValidEntry) {
   });
   {
     std::vector<std::jthread> writers;
+    writers.reserve(kWriters);
     for (int w = 0; w < kWriters; ++w) {
       writers.emplace_back([&, w] {
         for (int r = 0; r < kRounds; ++r) store.store("shared", blob_of(4096 + w, w));

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "iron/runtime/backend.hpp"
@@ -19,14 +20,22 @@ struct TestResult {
   double seconds = 0.0;
   /// Empty when passed; else what went wrong (first mismatches, sanitizer report, trace error).
   std::string message;
+  /// Each output's values after the run, in parameter order (only when asked for).
+  std::vector<std::pair<std::string, std::vector<float>>> outputs;
+  Tolerance tolerance;  ///< the tolerance the outputs were checked with
 };
 
 /// The seed a test case uses under a run's base seed (stable per name and dtype).
 std::uint64_t case_seed(std::uint64_t base_seed, const std::string& name, DType dtype);
 
-/// Runs one case: builds the setup, poisons outputs, launches, compares. Never throws.
+/// Runs one case: builds the setup, poisons outputs, launches, compares. Never throws. With
+/// `keep_outputs`, the result also carries every output's values.
 TestResult run_test(const TestCase& test, DType dtype, runtime::Backend& backend,
-                    std::uint64_t base_seed);
+                    std::uint64_t base_seed, bool keep_outputs = false);
+
+/// The same case run on two backends: "" when every output agrees within twice the case's
+/// tolerance (each backend is within one tolerance of the oracle), else the first mismatches.
+std::string compare_backends(const TestResult& a, const TestResult& b);
 
 /// Compares `got` with `want` element by element; returns "" or the first mismatches.
 std::string compare_outputs(const std::string& output, const std::vector<float>& got,

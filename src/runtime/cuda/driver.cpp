@@ -125,8 +125,9 @@ std::vector<std::string> resolve_all(void* handle, DriverApi& api) {
 
 std::string missing_reason(const std::string& path, const std::vector<std::string>& missing) {
   constexpr std::size_t kNamed = 3;
-  const std::vector<std::string> named(missing.begin(),
-                                       missing.begin() + std::min(missing.size(), kNamed));
+  const std::vector<std::string> named(
+      missing.begin(),
+      missing.begin() + static_cast<std::ptrdiff_t>(std::min(missing.size(), kNamed)));
   const std::string more =
       missing.size() > kNamed ? fmt::format(" and {} more", missing.size() - kNamed) : "";
   return fmt::format("{} is not a usable CUDA driver: it lacks {}{}", path, fmt::join(named, ", "),

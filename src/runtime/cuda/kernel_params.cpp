@@ -2,6 +2,7 @@
 #include "kernel_params.hpp"
 
 #include <bit>
+#include <utility>
 
 #include "iron/core/error.hpp"
 
@@ -29,8 +30,8 @@ std::uint32_t constexpr_carrier_bits(const Scalar& s) {
   internal_error("constexpr of an unknown dtype", __FILE__, __LINE__);
 }
 
-KernelParams::KernelParams(const std::vector<Arg>& args, const std::vector<CUdeviceptr>& addresses)
-    : addresses_(addresses), carriers_(args.size(), 0), pointers_(args.size(), nullptr) {
+KernelParams::KernelParams(const std::vector<Arg>& args, std::vector<CUdeviceptr> addresses)
+    : addresses_(std::move(addresses)), carriers_(args.size(), 0), pointers_(args.size(), nullptr) {
   addresses_.resize(args.size(), 0);
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (const Scalar* s = std::get_if<Scalar>(&args[i])) {

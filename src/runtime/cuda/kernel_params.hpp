@@ -21,7 +21,7 @@ std::uint32_t constexpr_carrier_bits(const Scalar& s);
 class KernelParams {
  public:
   /// `addresses[i]` is the device address of argument i when it is a tensor (else unused).
-  KernelParams(const std::vector<Arg>& args, const std::vector<CUdeviceptr>& addresses);
+  KernelParams(const std::vector<Arg>& args, std::vector<CUdeviceptr> addresses);
   KernelParams(const KernelParams&) = delete;
   KernelParams& operator=(const KernelParams&) = delete;
 

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU: configure and build Iron (CMake, Ninja), run every kernel test
+# on the CUDA backend twice (a cold module cache, then a warm one), and write a log with the
+# device, the date and the commit. Usage: scripts/gpu_test.sh [LOG_DIR]   (default: build/gpu-logs)
+# The commit comes from git, or from $IRON_COMMIT where the tree has no .git.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+log_dir=${1:-build/gpu-logs}
+mkdir -p "$log_dir"
+commit=${IRON_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+log="$log_dir/gpu-test-$(date -u +%Y%m%d-%H%M%S).log"
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+
+# A private cache folder, emptied first, so the first run measures cold compiles.
+export IRON_CACHE_DIR="$PWD/build/gpu-test-cache"
+rm -rf "$IRON_CACHE_DIR"
+
+# Everything below goes to the terminal and to the log.
+exec > >(tee "$log") 2>&1
+status=0
+echo "# Iron GPU test log"
+echo "date:   $stamp"
+echo "commit: $commit"
+echo
+build/iron device
+echo
+echo "## run 1: cold module cache"
+build/iron test --backend cuda --verbose --seed 1 || status=1
+echo
+echo "## run 2: warm module cache (loaded from disk)"
+build/iron test --backend cuda --verbose --seed 1 || status=1
+echo
+echo "## every test on every backend, outputs compared across backends"
+build/iron test --backend all --seed 2 || status=1
+echo
+echo "## module cache"
+build/iron cache info
+echo "log written to $log"
+exit "$status"
