@@ -48,11 +48,13 @@ int build(const BuildOptions& o) {
   const bool cubin = o.emit == "cubin";
   const auto cuda_profile = resolve_profile(o.cuda_profile);
   const auto msl_profile = resolve_profile(o.msl_profile);
-  if (cuda_profile.kind != codegen::TargetKind::Cuda || msl_profile.kind != codegen::TargetKind::Msl) {
+  if (cuda_profile.kind != codegen::TargetKind::Cuda ||
+      msl_profile.kind != codegen::TargetKind::Msl) {
     throw UsageError("--cuda-profile takes sm_80 or sm_90; --msl-profile metal3.0 or metal3.1");
   }
   if (cubin && !runtime::nvrtc_status().available) {
-    throw Error("--emit cubin needs NVRTC, which was not found:\n" + runtime::nvrtc_status().reason);
+    throw Error("--emit cubin needs NVRTC, which was not found:\n" +
+                runtime::nvrtc_status().reason);
   }
   const auto forms = select_kernels(o.filter, o.dtype);
   const fs::path root(o.out);
@@ -63,7 +65,8 @@ int build(const BuildOptions& o) {
     const auto compiled = codegen::compile_kernel(traced, profile);
     for (const auto& s : compiled.stats) pass_ms[s.name] += s.milliseconds;
     const std::string kind(codegen::target_kind_name(profile.kind));
-    const fs::path file = root / kind / (compiled.symbol + std::string(codegen::source_extension(profile.kind)));
+    const fs::path file =
+        root / kind / (compiled.symbol + std::string(codegen::source_extension(profile.kind)));
     if (!cubin) {
       write_text(file, compiled.source);
       ++files;
@@ -115,7 +118,8 @@ Command add_build_command(CLI::App& app) {
   cmd->add_option("--filter", o->filter, "Only kernels whose name matches this regular expression");
   cmd->add_option("--dtype", o->dtype, "Only this dtype (default: every dtype of each kernel)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
-  cmd->add_option("--cuda-profile", o->cuda_profile, "CUDA target profile: sm_80 or sm_90 (default)");
+  cmd->add_option("--cuda-profile", o->cuda_profile,
+                  "CUDA target profile: sm_80 or sm_90 (default)");
   cmd->add_option("--msl-profile", o->msl_profile, "Metal profile: metal3.0 or metal3.1 (default)");
   cmd->add_flag("--time-passes", o->time_passes, "Print each pass's total time over all kernels");
   return {cmd, [o] { return build(*o); }};

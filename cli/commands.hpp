@@ -23,6 +23,7 @@ Command add_list_command(CLI::App& app);
 Command add_inspect_command(CLI::App& app);
 Command add_test_command(CLI::App& app);
 Command add_device_command(CLI::App& app);
+Command add_cache_command(CLI::App& app);
 Command add_build_command(CLI::App& app);
 Command add_snap_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);

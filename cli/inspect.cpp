@@ -34,7 +34,8 @@ void print_stats(const std::vector<codegen::PassStat>& stats) {
 /// The IR after the pass named `o.pass` (every occurrence), or after every pass for "all".
 void print_passes(const ir::Kernel& traced, const codegen::TargetProfile& profile,
                   const InspectOptions& o) {
-  const auto result = codegen::run_pipeline(traced, profile, {.verify_each = true, .keep_ir = true});
+  const auto result =
+      codegen::run_pipeline(traced, profile, {.verify_each = true, .keep_ir = true});
   const auto& passes = codegen::pipeline_passes();
   bool found = false;
   std::string previous = ir::print_kernel(traced);

@@ -16,8 +16,8 @@ KernelForm resolve_kernel(const std::string& name, const std::string& dtype) {
     throw UsageError(fmt::format("no kernel named '{}' (see `iron list`)", name));
   }
   const auto parsed = parse_dtype(dtype);
-  if (!parsed || std::find(info->dtypes.begin(), info->dtypes.end(), *parsed) ==
-                     info->dtypes.end()) {
+  if (!parsed ||
+      std::find(info->dtypes.begin(), info->dtypes.end(), *parsed) == info->dtypes.end()) {
     throw UsageError(fmt::format("kernel {} has no {} form (see `iron list`)", name, dtype));
   }
   return {info, *parsed};

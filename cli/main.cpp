@@ -1,4 +1,4 @@
-/// The `iron` command line: list, inspect, build, test, device, snap, diff and run.
+/// The `iron` command line: list, inspect, build, test, device, cache, snap, diff and run.
 #include <fmt/format.h>
 
 #include <vector>
@@ -13,10 +13,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", IRON_VERSION);
   app.require_subcommand(1);
   const std::vector<iron::cli::Command> commands = {
-      iron::cli::add_list_command(app), iron::cli::add_inspect_command(app),
-      iron::cli::add_build_command(app), iron::cli::add_test_command(app),
-      iron::cli::add_device_command(app), iron::cli::add_snap_command(app),
-      iron::cli::add_diff_command(app), iron::cli::add_run_command(app)};
+      iron::cli::add_list_command(app),   iron::cli::add_inspect_command(app),
+      iron::cli::add_build_command(app),  iron::cli::add_test_command(app),
+      iron::cli::add_device_command(app), iron::cli::add_cache_command(app),
+      iron::cli::add_snap_command(app),   iron::cli::add_diff_command(app),
+      iron::cli::add_run_command(app)};
   try {
     app.parse(argc, argv);
     for (const auto& command : commands) {

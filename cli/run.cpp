@@ -73,8 +73,8 @@ runtime::Dim3 dim3_of(const std::string& text, const char* what) {
 std::string param_list(const ir::Kernel& k) {
   std::vector<std::string> parts;
   for (const auto& p : k.params) {
-    parts.push_back(fmt::format("{} {}: {}", ir::param_kind_name(p.kind), p.name,
-                                dtype_name(p.dtype)));
+    parts.push_back(
+        fmt::format("{} {}: {}", ir::param_kind_name(p.kind), p.name, dtype_name(p.dtype)));
   }
   return fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -106,10 +106,12 @@ runtime::Scalar parse_constant(const ir::Param& p, const std::string& text) {
     }
     if (used != text.size()) throw std::invalid_argument(text);
   } catch (const std::exception&) {
-    throw UsageError(fmt::format("--const {}={}: not a {} value", p.name, text, dtype_name(p.dtype)));
+    throw UsageError(
+        fmt::format("--const {}={}: not a {} value", p.name, text, dtype_name(p.dtype)));
   }
   if (!is_float(p.dtype) && !testing::holds_integer(p.dtype, static_cast<double>(s.i))) {
-    throw UsageError(fmt::format("--const {}={}: out of range for {}", p.name, text, dtype_name(p.dtype)));
+    throw UsageError(
+        fmt::format("--const {}={}: out of range for {}", p.name, text, dtype_name(p.dtype)));
   }
   return s;
 }
@@ -149,25 +151,27 @@ int run(const RunOptions& o) {
       shapes.erase(it);
     }
     if (shape.empty()) {
-      throw UsageError(fmt::format("give --out-shape {}=D0[,D1…]: the kernel has no input whose "
-                                   "shape the output could take",
-                                   p.name));
+      throw UsageError(
+          fmt::format("give --out-shape {}=D0[,D1…]: the kernel has no input whose "
+                      "shape the output could take",
+                      p.name));
     }
     std::uint64_t count = 1;
     for (auto d : shape) count *= d;
     // Poisoned like test outputs, so elements the kernel never writes come back as NaN.
-    tensors[i].tensor = is_float(p.dtype)
-                            ? testing::pack(std::vector<float>(count, NAN), p.dtype)
-                            : runtime::HostTensor{p.dtype, std::vector<std::byte>(
-                                                               count * dtype_size(p.dtype),
-                                                               std::byte{0xFF})};
+    tensors[i].tensor =
+        is_float(p.dtype)
+            ? testing::pack(std::vector<float>(count, NAN), p.dtype)
+            : runtime::HostTensor{
+                  p.dtype, std::vector<std::byte>(count * dtype_size(p.dtype), std::byte{0xFF})};
     tensors[i].shape = shape;
   }
   for (const auto* leftover : {&ins, &consts, &shapes}) {
     if (!leftover->empty()) {
-      throw UsageError(fmt::format("kernel {} has no parameter '{}' of that kind; its parameters "
-                                   "are: {}",
-                                   kernel.name, leftover->begin()->first, param_list(kernel)));
+      throw UsageError(
+          fmt::format("kernel {} has no parameter '{}' of that kind; its parameters "
+                      "are: {}",
+                      kernel.name, leftover->begin()->first, param_list(kernel)));
     }
   }
   for (const auto& [name, file] : outs) {

@@ -28,9 +28,9 @@ std::map<std::string, std::string> emit_everything() {
     const ir::Kernel traced = form.info->trace(form.dtype);
     for (const auto& profile : codegen::TargetProfile::defaults()) {
       const auto compiled = codegen::compile_kernel(traced, profile);
-      const std::string path = fmt::format("{}/{}{}", codegen::target_kind_name(profile.kind),
-                                           compiled.symbol,
-                                           codegen::source_extension(profile.kind));
+      const std::string path =
+          fmt::format("{}/{}{}", codegen::target_kind_name(profile.kind), compiled.symbol,
+                      codegen::source_extension(profile.kind));
       files[path] = compiled.source;
     }
   }
@@ -70,8 +70,7 @@ int snap(const std::string& dir) {
   for (const auto& path : files_on_disk(dir)) {
     if (!emitted.contains(path)) removed += fs::remove(fs::path(dir) / path) ? 1 : 0;
   }
-  fmt::print("{} snapshots in {}: {} written, {} removed\n", emitted.size(), dir, changed,
-             removed);
+  fmt::print("{} snapshots in {}: {} written, {} removed\n", emitted.size(), dir, changed, removed);
   return 0;
 }
 
@@ -88,7 +87,8 @@ int diff(const std::string& dir) {
       ++missing;
       continue;
     }
-    const std::string text = unified_diff(read_file(file), source, "snapshot/" + path, "emitted/" + path);
+    const std::string text =
+        unified_diff(read_file(file), source, "snapshot/" + path, "emitted/" + path);
     if (!text.empty()) {
       fmt::print("{}", text);
       ++differ;

@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "iron/core/error.hpp"
 #include "iron/runtime/backend.hpp"
+#include "iron/runtime/module_cache.hpp"
 #include "iron/testing/registry.hpp"
 #include "iron/testing/runner.hpp"
 #include "test_report.hpp"
@@ -150,6 +151,9 @@ int run_tests(const TestOptions& o) {
     results.insert(results.end(), rows.begin(), rows.end());
   }
   print_report(results);
+  if (const std::string cache = runtime::cache_summary(runtime::cache_events()); !cache.empty()) {
+    fmt::print("{}\n", cache);
+  }
   const bool all_passed =
       std::all_of(results.begin(), results.end(), [](const auto& r) { return r.passed; });
   return all_passed ? 0 : 1;

@@ -11,7 +11,6 @@
 /// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
 /// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
 #include <cmath>
-
 #include <iron/iron.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -72,25 +71,21 @@ testing::TestSetup rms_norm_setup(std::size_t rows, std::size_t n, std::uint32_t
 
 }  // namespace
 
-IRON_TEST(iron_rms_norm, hidden_4096, F32(1e-5, 1e-5), F16(1e-3, 2e-3),
-          BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_rms_norm, hidden_4096, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
   return rms_norm_setup(8, 4096, 256, 2.0f, dt, rng);
 }
 
 // A row length that is not a multiple of the group size, and a single-element row.
-IRON_TEST(iron_rms_norm, ragged_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3),
-          BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_rms_norm, ragged_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
   return rms_norm_setup(3, 999, 64, 2.0f, dt, rng);
 }
 
-IRON_TEST(iron_rms_norm, single_element_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3),
-          BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_rms_norm, single_element_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
   return rms_norm_setup(4, 1, 32, 2.0f, dt, rng);
 }
 
 // Values near ±200 square to 4e4 each: the f32 sum must not overflow f16 range.
-IRON_TEST(iron_rms_norm, large_magnitude, F32(1e-5, 1e-5), F16(1e-3, 2e-3),
-          BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_rms_norm, large_magnitude, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
   return rms_norm_setup(2, 2048, 1024, 200.0f, dt, rng);
 }
 

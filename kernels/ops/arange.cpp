@@ -11,7 +11,8 @@
 namespace iron::kernels {
 using namespace iron::dsl;
 
-IRON_KERNEL(iron_arange, (Out<T> out, Constexpr<f32> start, Constexpr<f32> step, Constexpr<u32> n)) {
+IRON_KERNEL(iron_arange,
+            (Out<T> out, Constexpr<f32> start, Constexpr<f32> step, Constexpr<u32> n)) {
   auto i = program_id<0>();
   IRON_IF(i < n) { store(out[i], cast<T>(start + cast<f32>(i) * step)); }
 }
@@ -39,8 +40,7 @@ IRON_TEST(iron_arange, basic, F32(1e-4, 1e-6), F16(1e-3, 1e-3), BF16(1e-2, 8e-3)
 }
 
 // A negative fractional step from a large start, and a length that is not a multiple of 128.
-IRON_TEST(iron_arange, negative_step, F32(1e-3, 1e-6), F16(1e-3, 1e-3),
-          BF16(1e-2, 8e-3)) {
+IRON_TEST(iron_arange, negative_step, F32(1e-3, 1e-6), F16(1e-3, 1e-3), BF16(1e-2, 8e-3)) {
   return arange_setup(129, 1000.0f, -7.75f, dt);
 }
 

@@ -11,7 +11,6 @@
 /// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
 /// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
 #include <cmath>
-
 #include <iron/iron.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -48,7 +47,8 @@ std::vector<float> softmax_oracle(const std::vector<float>& x, std::size_t rows,
     for (std::size_t j = 1; j < n; ++j) peak = std::max(peak, double{row[j]});
     double total = 0.0;
     for (std::size_t j = 0; j < n; ++j) total += std::exp(row[j] - peak);
-    for (std::size_t j = 0; j < n; ++j) y[r * n + j] = static_cast<float>(std::exp(row[j] - peak) / total);
+    for (std::size_t j = 0; j < n; ++j)
+      y[r * n + j] = static_cast<float>(std::exp(row[j] - peak) / total);
   }
   return y;
 }
@@ -66,14 +66,12 @@ testing::TestSetup softmax_setup(std::size_t rows, std::size_t n, std::uint32_t 
 
 }  // namespace
 
-IRON_TEST(iron_softmax, rows_4096, F32(1e-6, 1e-4), F16(1e-5, 2e-3),
-          BF16(1e-4, 1e-2)) {
+IRON_TEST(iron_softmax, rows_4096, F32(1e-6, 1e-4), F16(1e-5, 2e-3), BF16(1e-4, 1e-2)) {
   return softmax_setup(8, 4096, 256, 4.0f, dt, rng);
 }
 
 // Row lengths that are not a multiple of the group size, down to a single element.
-IRON_TEST(iron_softmax, ragged_rows, F32(1e-6, 1e-4), F16(1e-5, 2e-3),
-          BF16(1e-4, 1e-2)) {
+IRON_TEST(iron_softmax, ragged_rows, F32(1e-6, 1e-4), F16(1e-5, 2e-3), BF16(1e-4, 1e-2)) {
   return softmax_setup(3, 1000, 128, 4.0f, dt, rng);
 }
 
@@ -82,8 +80,7 @@ IRON_TEST(iron_softmax, single_element_rows, F32(1e-6), F16(1e-6), BF16(1e-6)) {
 }
 
 // Inputs near ±3e4 overflow exp() unless the row maximum is subtracted first.
-IRON_TEST(iron_softmax, large_magnitude, F32(1e-6, 1e-4), F16(1e-5, 2e-3),
-          BF16(1e-4, 1e-2)) {
+IRON_TEST(iron_softmax, large_magnitude, F32(1e-6, 1e-4), F16(1e-5, 2e-3), BF16(1e-4, 1e-2)) {
   return softmax_setup(4, 333, 1024, 3.0e4f, dt, rng);
 }
 

@@ -45,6 +45,8 @@ const std::vector<PassInfo>& pipeline_passes() {
        "expands reduce.* into simdgroup ops and shared partials after the generic rewrites"},
       {"legalize", legalize,
        "widens f16/bf16 math the target lacks, after every pass that creates arithmetic"},
+      {"simplify", simplify,
+       "turns the vectorizer's divisibility checks (n % 8, n / 8) into masks and shifts"},
       {"eliminate_common_subexpressions", eliminate_common_subexpressions,
        "merges what unrolling, vectorization and lowering repeated (lane ids, constants, index "
        "math)"},

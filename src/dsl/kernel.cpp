@@ -58,9 +58,9 @@ void register_kernel(KernelInfo info) {
     throw Error(fmt::format("{}: kernel {} is registered twice", format_loc(info.loc), info.name));
   }
   auto& kernels = registry();
-  const auto at = std::lower_bound(
-      kernels.begin(), kernels.end(), info.name,
-      [](const KernelInfo& k, const std::string& name) { return k.name < name; });
+  const auto at =
+      std::lower_bound(kernels.begin(), kernels.end(), info.name,
+                       [](const KernelInfo& k, const std::string& name) { return k.name < name; });
   kernels.insert(at, std::move(info));
 }
 
@@ -77,8 +77,8 @@ std::vector<std::string> parameter_names(std::string_view stringized) {
       decl.remove_suffix(1);
     }
     std::size_t begin = decl.size();
-    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(decl[begin - 1])) ||
-                         decl[begin - 1] == '_')) {
+    while (begin > 0 &&
+           (std::isalnum(static_cast<unsigned char>(decl[begin - 1])) || decl[begin - 1] == '_')) {
       --begin;
     }
     if (begin < decl.size()) names.emplace_back(decl.substr(begin));

@@ -52,8 +52,8 @@ void Tracer::check_visible(ir::ValueId id) const {
     fail("use of a DSL value that was never assigned (a default-constructed Expr?)");
   }
   const std::uint32_t scope = value_scope_[id];
-  const bool visible = std::any_of(scopes_.begin(), scopes_.end(),
-                                   [&](const Scope& s) { return s.id == scope; });
+  const bool visible =
+      std::any_of(scopes_.begin(), scopes_.end(), [&](const Scope& s) { return s.id == scope; });
   if (!visible) {
     fail(fmt::format(
         "value %{} is used outside the loop or branch that defined it; declare a Var<T> "
@@ -141,9 +141,10 @@ ir::Kernel Tracer::finish() {
     }
   }
   if (!any_output) {
-    throw TraceError(fmt::format("kernel {}: {}: the kernel writes no output (mark one parameter "
-                                 "Out<T>)",
-                                 kernel_.name, format_loc(kernel_.loc)));
+    throw TraceError(
+        fmt::format("kernel {}: {}: the kernel writes no output (mark one parameter "
+                    "Out<T>)",
+                    kernel_.name, format_loc(kernel_.loc)));
   }
   return std::move(kernel_);
 }

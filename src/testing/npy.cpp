@@ -18,17 +18,18 @@ struct Descr {
   const char* text;
   DType dtype;
 };
-constexpr Descr kDescrs[] = {{"<f4", DType::F32}, {"<f2", DType::F16}, {"<i4", DType::I32},
-                             {"<u4", DType::U32}, {"<u2", DType::U16}, {"|u1", DType::U8},
+constexpr Descr kDescrs[] = {{"<f4", DType::F32}, {"<f2", DType::F16},  {"<i4", DType::I32},
+                             {"<u4", DType::U32}, {"<u2", DType::U16},  {"|u1", DType::U8},
                              {"|i1", DType::I8},  {"|b1", DType::Bool}, {"|V2", DType::BF16}};
 
 DType dtype_of_descr(const std::string& descr, const std::string& path) {
   for (const Descr& d : kDescrs) {
     if (descr == d.text) return d.dtype;
   }
-  throw Error(fmt::format("{}: unsupported element type '{}' (supported: <f4 <f2 <i4 <u4 <u2 |u1 "
-                          "|i1 |b1, and |V2 as bf16)",
-                          path, descr));
+  throw Error(
+      fmt::format("{}: unsupported element type '{}' (supported: <f4 <f2 <i4 <u4 <u2 |u1 "
+                  "|i1 |b1, and |V2 as bf16)",
+                  path, descr));
 }
 
 std::string header_field(const std::string& header, const std::string& key,

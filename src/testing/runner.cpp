@@ -224,7 +224,8 @@ std::string compare_backends(const TestResult& a, const TestResult& b) {
   std::vector<std::string> mismatches;
   for (std::size_t i = 0; i < a.outputs.size(); ++i) {
     auto m = compare_outputs(a.outputs[i].first, b.outputs[i].second, a.outputs[i].second, twice);
-    if (!m.empty()) mismatches.push_back(fmt::format("{} (got: {}, want: {})", m, b.backend, a.backend));
+    if (!m.empty())
+      mismatches.push_back(fmt::format("{} (got: {}, want: {})", m, b.backend, a.backend));
   }
   return join(mismatches, "\n");
 }

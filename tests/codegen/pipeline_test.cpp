@@ -29,6 +29,7 @@ TEST(PassPipeline, RunsThePassesInOrderEachWithAReason) {
                                          "vectorize",
                                          "lower_reductions",
                                          "legalize",
+                                         "simplify",
                                          "eliminate_common_subexpressions",
                                          "hoist_loop_invariants",
                                          "eliminate_dead_code",

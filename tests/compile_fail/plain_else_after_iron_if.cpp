@@ -10,6 +10,8 @@ IRON_KERNEL(bad_else, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
   IRON_ELSE { store(out[i], load(inp[i])); }
 #else
   IRON_IF(i < n) { store(out[i], load(inp[i])); }
-  else { store(out[i], load(inp[i])); }
+  else {
+    store(out[i], load(inp[i]));
+  }
 #endif
 }

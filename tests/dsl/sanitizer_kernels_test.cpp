@@ -126,7 +126,8 @@ TEST(SanitizerKernels, BarrierInDivergentBranch) {
 }
 
 // A loop whose stride comes from a constexpr that the caller set to zero.
-IRON_KERNEL(broken_zero_stride, (Tensor<T> inp, Out<T> out, Constexpr<u32> n, Constexpr<u32> stride)) {
+IRON_KERNEL(broken_zero_stride,
+            (Tensor<T> inp, Out<T> out, Constexpr<u32> n, Constexpr<u32> stride)) {
   auto i = program_id<0>();
   Var<f32> acc = 0.0f;
   for (auto j : range(0u, n, stride)) acc += cast<f32>(load(inp[j]));

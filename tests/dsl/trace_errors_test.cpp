@@ -116,7 +116,8 @@ TEST(DslTraceErrors, KernelWritingNoOutput) {
   EXPECT_NE(trace_error("trace_no_output").find("writes no output"), std::string::npos);
 }
 
-IRON_KERNEL(trace_output_unwritten, (Tensor<T> inp, Out<T> out, [[maybe_unused]] Out<T> forgotten)) {
+IRON_KERNEL(trace_output_unwritten,
+            (Tensor<T> inp, Out<T> out, [[maybe_unused]] Out<T> forgotten)) {
   auto i = program_id<0>();
   store(out[i], load(inp[i]));
 }

@@ -1,4 +1,6 @@
 // Every kernel defined under kernels/ is registered and has at least two tests.
+#include "iron/testing/registry.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,7 +10,6 @@
 #include <sstream>
 
 #include "iron/dsl/kernel.hpp"
-#include "iron/testing/registry.hpp"
 
 namespace {
 

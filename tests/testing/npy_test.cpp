@@ -23,8 +23,8 @@ fs::path scratch(const std::string& name) {
 }
 
 TEST(Npy, RoundTripsEveryDtype) {
-  for (const DType dt : {DType::F32, DType::F16, DType::I32, DType::U32, DType::U16, DType::U8,
-                         DType::I8}) {
+  for (const DType dt :
+       {DType::F32, DType::F16, DType::I32, DType::U32, DType::U16, DType::U8, DType::I8}) {
     testing::NpyArray a{testing::pack({1, 2, 3, 4, 5, 6}, dt), {2, 3}};
     const auto path = scratch("a.npy").string();
     testing::write_npy(path, a);
@@ -88,8 +88,9 @@ TEST(IronRun, SoftmaxOnNpyMatchesTheDefinition) {
 TEST(IronRun, RefusesAMismatchedDtypeAndTooFewThreads) {
   const auto in = scratch("u.npy").string();
   testing::write_npy(in, {testing::pack({1, 2}, DType::U32), {2}});
-  const std::string base = std::string(IRON_CLI) + " run iron_softmax --out out=" +
-                           scratch("o.npy").string() + " --const n=2 --grid 1 ";
+  const std::string base = std::string(IRON_CLI) +
+                           " run iron_softmax --out out=" + scratch("o.npy").string() +
+                           " --const n=2 --grid 1 ";
   EXPECT_NE(std::system((base + "--tpg 32 --in inp=" + in + " 2>/dev/null").c_str()), 0);
   testing::write_npy(in, {testing::pack({1, 2}, DType::F32), {2}});
   // A reduction kernel with 4 threads per group is refused by the dispatch guard.

@@ -13,9 +13,9 @@
 namespace iron::codegen {
 
 struct CompiledKernel {
-  std::string symbol;   ///< the function name in the emitted source ("<kernel>_<dtype>")
-  ir::Kernel lowered;   ///< the IR after the pipeline
-  std::string source;   ///< CUDA C++ or MSL
+  std::string symbol;  ///< the function name in the emitted source ("<kernel>_<dtype>")
+  ir::Kernel lowered;  ///< the IR after the pipeline
+  std::string source;  ///< CUDA C++ or MSL
   std::vector<PassStat> stats;
 };
 

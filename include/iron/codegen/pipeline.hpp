@@ -17,7 +17,7 @@ using PassFn = void (*)(ir::Kernel&, const TargetProfile&);
 struct PassInfo {
   std::string_view name;  ///< as used by `iron inspect --pass NAME`
   PassFn run;
-  std::string_view why;   ///< why it is in the pipeline at this position
+  std::string_view why;  ///< why it is in the pipeline at this position
 };
 
 /// Every pass in pipeline order (a pass may appear more than once).

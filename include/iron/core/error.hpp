@@ -39,8 +39,8 @@ std::string format_loc(const ir::SourceLoc& loc);
 /// Iron's own invariant broke; reports and aborts the current operation.
 [[noreturn]] void internal_error(const std::string& what, const char* file, int line);
 
-#define IRON_INTERNAL_ASSERT(cond, what) \
-  do {                                   \
+#define IRON_INTERNAL_ASSERT(cond, what)                             \
+  do {                                                               \
     if (!(cond)) ::iron::internal_error((what), __FILE__, __LINE__); \
   } while (0)
 

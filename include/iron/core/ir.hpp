@@ -156,9 +156,9 @@ struct Op {
   std::int64_t ivalue = 0;  ///< Const of an integer or bool type
   Builtin builtin = Builtin::ThreadId;
   std::uint8_t axis = 0;
-  std::uint8_t lanes = 1;     ///< elements per access of a vector Load/Store (1, 2, 4, 8, 16)
-  int param = -1;   ///< kernel parameter index (tensor or constexpr)
-  int shared = -1;  ///< threadgroup allocation index
+  std::uint8_t lanes = 1;  ///< elements per access of a vector Load/Store (1, 2, 4, 8, 16)
+  int param = -1;          ///< kernel parameter index (tensor or constexpr)
+  int shared = -1;         ///< threadgroup allocation index
   std::vector<Block> blocks;
   SourceLoc loc;
 };
@@ -212,9 +212,9 @@ struct Kernel {
   std::vector<SharedAlloc> shared;
   DispatchContract dispatch;
   Block body;
-  std::uint32_t num_values = 0;  ///< value ids are 0 .. num_values-1
+  std::uint32_t num_values = 0;    ///< value ids are 0 .. num_values-1
   std::uint32_t shared_bytes = 0;  ///< total shared memory, set by the shared-memory layout pass
-  SourceLoc loc;                 ///< where the kernel is defined
+  SourceLoc loc;                   ///< where the kernel is defined
 
   int find_param(std::string_view param_name) const;
 };

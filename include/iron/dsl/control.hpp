@@ -5,8 +5,8 @@
 #pragma once
 
 #include <exception>
-#include "iron/core/source_location.hpp"
 
+#include "iron/core/source_location.hpp"
 #include "iron/dsl/expr.hpp"
 
 namespace iron::dsl {
@@ -112,17 +112,16 @@ class BranchScope {
 
 /// A symbolic branch: IRON_IF(cond) { … } — the body runs at trace time once, into the branch.
 /// The trailing `if (…) {} else` makes a plain C++ `else` after the body a syntax error.
-#define IRON_IF(cond)                                                               \
-  for (::iron::dsl::detail::BranchScope iron_branch_scope_{                         \
-           (cond), ::iron::SourceLocation::current()};                              \
-       iron_branch_scope_.pending(); iron_branch_scope_.done())                      \
-    if (iron_branch_scope_.enter(); false) {                                      \
+#define IRON_IF(cond)                                                                          \
+  for (::iron::dsl::detail::BranchScope iron_branch_scope_{(cond),                             \
+                                                           ::iron::SourceLocation::current()}; \
+       iron_branch_scope_.pending(); iron_branch_scope_.done())                                \
+    if (iron_branch_scope_.enter(); false) {                                                   \
     } else
 
 /// The else-branch of the IRON_IF just before it.
-#define IRON_ELSE                                                                   \
-  for (::iron::dsl::detail::BranchScope iron_branch_scope_{                         \
-           ::iron::SourceLocation::current()};                                      \
-       iron_branch_scope_.pending(); iron_branch_scope_.done())                      \
-    if (iron_branch_scope_.enter(); false) {                                      \
+#define IRON_ELSE                                                                              \
+  for (::iron::dsl::detail::BranchScope iron_branch_scope_{::iron::SourceLocation::current()}; \
+       iron_branch_scope_.pending(); iron_branch_scope_.done())                                \
+    if (iron_branch_scope_.enter(); false) {                                                   \
     } else

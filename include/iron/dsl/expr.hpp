@@ -4,9 +4,9 @@
 #pragma once
 
 #include <limits>
-#include "iron/core/source_location.hpp"
 #include <type_traits>
 
+#include "iron/core/source_location.hpp"
 #include "iron/dsl/tracer.hpp"
 #include "iron/dsl/types.hpp"
 
@@ -25,8 +25,7 @@ ir::ValueId emit_convert(ir::OpKind kind, ir::ValueId a, DType to);
 /// A C++ literal usable where an Expr<T> is expected: integers anywhere, floating-point
 /// literals only for float element types, bool only for boolean.
 template <class L, class T>
-concept LiteralFor =
-    std::is_arithmetic_v<L> &&
+concept LiteralFor = std::is_arithmetic_v<L> &&
     ((std::is_same_v<L, bool> && std::is_same_v<T, boolean>) ||
      (std::is_integral_v<L> && !std::is_same_v<L, bool> && !std::is_same_v<T, boolean>) ||
      (std::is_floating_point_v<L> && FloatElement<T>));
@@ -56,8 +55,8 @@ class Expr {
     return e;
   }
   template <class L>
-    requires detail::LiteralFor<L, T>
-  Expr(L value) : id_(detail::literal<T>(value)) {}  // NOLINT(google-explicit-constructor)
+  requires detail::LiteralFor<L, T> Expr(L value)
+      : id_(detail::literal<T>(value)) {}  // NOLINT(google-explicit-constructor)
 
   ir::ValueId id() const { return id_; }
 
@@ -82,9 +81,9 @@ class Expr {
   template <Element U>
   static constexpr std::size_t dtype_size_of() {
     constexpr DType t = dtype_of<U>;
-    return t == DType::F32 || t == DType::I32 || t == DType::U32 ? 4
+    return t == DType::F32 || t == DType::I32 || t == DType::U32    ? 4
            : t == DType::F16 || t == DType::BF16 || t == DType::U16 ? 2
-                                                                     : 1;
+                                                                    : 1;
   }
   ir::ValueId id_ = ir::kNoValue;
 };
@@ -100,10 +99,10 @@ struct value_traits {
 };
 /// Expr<T>, Var<T> and classes derived from them (Constexpr<T>) are symbolic values.
 template <class X>
-  requires requires { typename X::element; } &&
-           (std::is_base_of_v<Expr<typename X::element>, X> ||
-            std::is_base_of_v<Var<typename X::element>, X>)
-struct value_traits<X> {
+requires requires {
+  typename X::element;
+} &&(std::is_base_of_v<Expr<typename X::element>, X> ||
+     std::is_base_of_v<Var<typename X::element>, X>)struct value_traits<X> {
   static constexpr bool symbolic = true;
   using type = typename X::element;
 };
@@ -123,9 +122,9 @@ class Var {
  public:
   using element = T;
   template <class X>
-    requires(Symbolic<X> || detail::LiteralFor<X, T>)
-  Var(const X& init,  // NOLINT(google-explicit-constructor)
-      SourceLocation where = SourceLocation::current());
+  requires(Symbolic<X> || detail::LiteralFor<X, T>)
+      Var(const X& init,  // NOLINT(google-explicit-constructor)
+          SourceLocation where = SourceLocation::current());
   Var(const Var& other, SourceLocation where = SourceLocation::current())
       : Var(Expr<T>(other), where) {}
 
@@ -190,8 +189,7 @@ ir::ValueId emit_var_load(ir::ValueId var, DType type);
 
 template <Element T>
 template <class X>
-  requires(Symbolic<X> || detail::LiteralFor<X, T>)
-Var<T>::Var(const X& init, SourceLocation where) {
+requires(Symbolic<X> || detail::LiteralFor<X, T>) Var<T>::Var(const X& init, SourceLocation where) {
   detail::Tracer::current().at(where);
   var_ = detail::emit_var_decl(detail::to_expr<T>(init).id(), dtype_of<T>);
 }
@@ -229,13 +227,13 @@ Expr<U> bitcast(const X& x, SourceLocation where = SourceLocation::current()) {
 /// Positive infinity, for initialising a running minimum or maximum.
 inline constexpr float infinity = std::numeric_limits<float>::infinity();
 
-#define IRON_BINARY_OP(op, kind)                                                        \
-  template <class A, class B>                                                           \
-    requires Operands<A, B>                                                             \
-  Expr<common_t<A, B>> operator op(const A& a, const B& b) {                            \
-    using T = common_t<A, B>;                                                           \
-    return Expr<T>::wrap(detail::emit_binary(ir::OpKind::kind, detail::to_expr<T>(a).id(),    \
-                                       detail::to_expr<T>(b).id(), dtype_of<T>));       \
+#define IRON_BINARY_OP(op, kind)                                                           \
+  template <class A, class B>                                                              \
+  requires Operands<A, B> Expr<common_t<A, B>>                                             \
+  operator op(const A& a, const B& b) {                                                    \
+    using T = common_t<A, B>;                                                              \
+    return Expr<T>::wrap(detail::emit_binary(ir::OpKind::kind, detail::to_expr<T>(a).id(), \
+                                             detail::to_expr<T>(b).id(), dtype_of<T>));    \
   }
 IRON_BINARY_OP(+, Add)
 IRON_BINARY_OP(-, Sub)
@@ -249,13 +247,13 @@ IRON_BINARY_OP(<<, Shl)
 IRON_BINARY_OP(>>, Shr)
 #undef IRON_BINARY_OP
 
-#define IRON_COMPARE_OP(op, kind)                                                       \
-  template <class A, class B>                                                           \
-    requires Operands<A, B>                                                             \
-  Expr<boolean> operator op(const A& a, const B& b) {                                   \
-    using T = common_t<A, B>;                                                           \
+#define IRON_COMPARE_OP(op, kind)                                                                \
+  template <class A, class B>                                                                    \
+  requires Operands<A, B> Expr<boolean>                                                          \
+  operator op(const A& a, const B& b) {                                                          \
+    using T = common_t<A, B>;                                                                    \
     return Expr<boolean>::wrap(detail::emit_binary(ir::OpKind::kind, detail::to_expr<T>(a).id(), \
-                                             detail::to_expr<T>(b).id(), DType::Bool));  \
+                                                   detail::to_expr<T>(b).id(), DType::Bool));    \
   }
 IRON_COMPARE_OP(==, Eq)
 IRON_COMPARE_OP(!=, Ne)
@@ -267,39 +265,38 @@ IRON_COMPARE_OP(>=, Ge)
 
 /// Logical and/or on boolean values. Both sides are always evaluated (no short circuit).
 template <class A, class B>
-  requires Operands<A, B> && std::is_same_v<common_t<A, B>, boolean>
-Expr<boolean> operator&&(const A& a, const B& b) {
-  return a & b;
-}
+requires Operands<A, B> && std::is_same_v<common_t<A, B>, boolean> Expr<boolean>
+operator&&(const A& a, const B& b) { return a & b; }
 template <class A, class B>
-  requires Operands<A, B> && std::is_same_v<common_t<A, B>, boolean>
-Expr<boolean> operator||(const A& a, const B& b) {
-  return a | b;
-}
+requires Operands<A, B> && std::is_same_v<common_t<A, B>, boolean> Expr<boolean>
+operator||(const A& a, const B& b) { return a | b; }
 
 template <Symbolic A>
 Expr<element_of<A>> operator-(const A& a) {
   using T = element_of<A>;
-  return Expr<T>::wrap(detail::emit_unary(ir::OpKind::Neg, detail::to_expr<T>(a).id(), dtype_of<T>));
+  return Expr<T>::wrap(
+      detail::emit_unary(ir::OpKind::Neg, detail::to_expr<T>(a).id(), dtype_of<T>));
 }
 template <Symbolic A>
 Expr<element_of<A>> operator!(const A& a) {
   using T = element_of<A>;
   static_assert(std::is_same_v<T, boolean>, "Iron: ! applies to boolean values; use ~ for bits");
-  return Expr<T>::wrap(detail::emit_unary(ir::OpKind::Not, detail::to_expr<T>(a).id(), dtype_of<T>));
+  return Expr<T>::wrap(
+      detail::emit_unary(ir::OpKind::Not, detail::to_expr<T>(a).id(), dtype_of<T>));
 }
 template <Symbolic A>
 Expr<element_of<A>> operator~(const A& a) {
   using T = element_of<A>;
   static_assert(IntegerElement<T>, "Iron: ~ applies to integer values");
-  return Expr<T>::wrap(detail::emit_unary(ir::OpKind::Not, detail::to_expr<T>(a).id(), dtype_of<T>));
+  return Expr<T>::wrap(
+      detail::emit_unary(ir::OpKind::Not, detail::to_expr<T>(a).id(), dtype_of<T>));
 }
 
-#define IRON_COMPOUND_OP(op, binop)                      \
-  template <Element T, class X>                          \
-  Var<T>& operator op(Var<T>& v, const X& x) {           \
-    v = Expr<T>(v) binop detail::to_expr<T>(x);          \
-    return v;                                            \
+#define IRON_COMPOUND_OP(op, binop)             \
+  template <Element T, class X>                 \
+  Var<T>& operator op(Var<T>& v, const X& x) {  \
+    v = Expr<T>(v) binop detail::to_expr<T>(x); \
+    return v;                                   \
   }
 IRON_COMPOUND_OP(+=, +)
 IRON_COMPOUND_OP(-=, -)

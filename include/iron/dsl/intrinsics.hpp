@@ -3,7 +3,6 @@
 #pragma once
 
 #include "iron/core/source_location.hpp"
-
 #include "iron/dsl/expr.hpp"
 
 namespace iron::dsl {
@@ -16,12 +15,12 @@ void emit_barrier();
 
 // ── Built-in indices (all u32) ───────────────────────────────────────────────────────────────
 
-#define IRON_AXIS_BUILTIN(fn, kind)                                                   \
-  template <int Axis>                                                                 \
-  Expr<u32> fn(SourceLocation where = SourceLocation::current()) {        \
-    static_assert(Axis >= 0 && Axis <= 2, "Iron: axis must be 0, 1 or 2");            \
-    detail::Tracer::current().at(where);                                              \
-    return Expr<u32>::wrap(detail::emit_builtin(ir::Builtin::kind, Axis));                  \
+#define IRON_AXIS_BUILTIN(fn, kind)                                        \
+  template <int Axis>                                                      \
+  Expr<u32> fn(SourceLocation where = SourceLocation::current()) {         \
+    static_assert(Axis >= 0 && Axis <= 2, "Iron: axis must be 0, 1 or 2"); \
+    detail::Tracer::current().at(where);                                   \
+    return Expr<u32>::wrap(detail::emit_builtin(ir::Builtin::kind, Axis)); \
   }
 /// Thread index within its group.
 IRON_AXIS_BUILTIN(thread_id, ThreadId)
@@ -35,10 +34,10 @@ IRON_AXIS_BUILTIN(grid_groups, GridGroups)
 IRON_AXIS_BUILTIN(global_id, GlobalId)
 #undef IRON_AXIS_BUILTIN
 
-#define IRON_FLAT_BUILTIN(fn, kind)                                                   \
+#define IRON_FLAT_BUILTIN(fn, kind)                                       \
   inline Expr<u32> fn(SourceLocation where = SourceLocation::current()) { \
-    detail::Tracer::current().at(where);                                              \
-    return Expr<u32>::wrap(detail::emit_builtin(ir::Builtin::kind, 0));                     \
+    detail::Tracer::current().at(where);                                  \
+    return Expr<u32>::wrap(detail::emit_builtin(ir::Builtin::kind, 0));   \
   }
 /// Lane within the 32-wide simdgroup.
 IRON_FLAT_BUILTIN(lane_id, Lane)
@@ -58,12 +57,13 @@ Expr<u32> program_id(SourceLocation where = SourceLocation::current()) {
 
 // ── Math ─────────────────────────────────────────────────────────────────────────────────────
 
-#define IRON_UNARY_MATH(fn, kind, requirement, message)                                    \
-  template <Symbolic X>                                                                    \
-  Expr<element_of<X>> fn(const X& x) {                                                     \
-    using T = element_of<X>;                                                               \
-    static_assert(requirement, message);                                                   \
-    return Expr<T>::wrap(detail::emit_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>)); \
+#define IRON_UNARY_MATH(fn, kind, requirement, message)                                \
+  template <Symbolic X>                                                                \
+  Expr<element_of<X>> fn(const X& x) {                                                 \
+    using T = element_of<X>;                                                           \
+    static_assert(requirement, message);                                               \
+    return Expr<T>::wrap(                                                              \
+        detail::emit_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>)); \
   }
 #define IRON_FLOAT_MATH(fn, kind) \
   IRON_UNARY_MATH(fn, kind, FloatElement<T>, "Iron: " #fn " needs a float value; cast first")
@@ -84,15 +84,13 @@ IRON_UNARY_MATH(abs, Abs, FloatElement<T> || dtype_of<T> == DType::I32 || dtype_
 #undef IRON_FLOAT_MATH
 #undef IRON_UNARY_MATH
 
-#define IRON_BINARY_MATH(fn, kind, requirement, message)                                  \
-  template <class A, class B>                                                             \
-    requires Operands<A, B>                                                               \
-  Expr<common_t<A, B>> fn(const A& a, const B& b) {                                       \
-    using T = common_t<A, B>;                                                             \
-    static_assert(requirement, message);                                                  \
-    return Expr<T>::wrap(detail::emit_op(ir::OpKind::kind,                                      \
-                                   {detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id()}, \
-                                   dtype_of<T>));                                         \
+#define IRON_BINARY_MATH(fn, kind, requirement, message)                                           \
+  template <class A, class B>                                                                      \
+  requires Operands<A, B> Expr<common_t<A, B>> fn(const A& a, const B& b) {                        \
+    using T = common_t<A, B>;                                                                      \
+    static_assert(requirement, message);                                                           \
+    return Expr<T>::wrap(detail::emit_op(                                                          \
+        ir::OpKind::kind, {detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id()}, dtype_of<T>)); \
   }
 IRON_BINARY_MATH(pow, Pow, FloatElement<T>, "Iron: pow needs float values")
 IRON_BINARY_MATH(atan2, Atan2, FloatElement<T>, "Iron: atan2 needs float values")
@@ -102,21 +100,21 @@ IRON_BINARY_MATH(max, Max, (!std::is_same_v<T, boolean>), "Iron: max needs numbe
 
 /// a * b + c with one rounding.
 template <class A, class B, class C>
-  requires Operands<A, B> || Symbolic<C>
+requires Operands<A, B> || Symbolic<C>
 auto fma(const A& a, const B& b, const C& c) {
   using T = std::conditional_t<Operands<A, B>, common_t<A, B>, element_of<C>>;
   static_assert(FloatElement<T>, "Iron: fma needs float values");
-  return Expr<T>::wrap(detail::emit_op(ir::OpKind::Fma,
-                                 {detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id(),
-                                  detail::to_expr<T>(c).id()},
-                                 dtype_of<T>));
+  return Expr<T>::wrap(detail::emit_op(
+      ir::OpKind::Fma,
+      {detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id(), detail::to_expr<T>(c).id()},
+      dtype_of<T>));
 }
 
 /// `cond ? a : b` per thread. Both operands are evaluated: a load in either one always runs,
 /// so an index that is only valid when `cond` holds needs IRON_IF instead.
 template <class A, class B>
-  requires Operands<A, B>
-Expr<common_t<A, B>> select(const Expr<boolean>& cond, const A& a, const B& b) {
+requires Operands<A, B> Expr<common_t<A, B>> select(const Expr<boolean>& cond, const A& a,
+                                                    const B& b) {
   using T = common_t<A, B>;
   return Expr<T>::wrap(detail::emit_op(
       ir::OpKind::Select, {cond.id(), detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id()},
@@ -125,12 +123,13 @@ Expr<common_t<A, B>> select(const Expr<boolean>& cond, const A& a, const B& b) {
 
 // ── Simdgroup and threadgroup collectives ───────────────────────────────────────────────────
 
-#define IRON_COLLECTIVE(fn, kind)                                                          \
-  template <Symbolic X>                                                                    \
+#define IRON_COLLECTIVE(fn, kind)                                                        \
+  template <Symbolic X>                                                                  \
   Expr<element_of<X>> fn(const X& x, SourceLocation where = SourceLocation::current()) { \
-    using T = element_of<X>;                                                               \
-    detail::Tracer::current().at(where);                                                   \
-    return Expr<T>::wrap(detail::emit_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>)); \
+    using T = element_of<X>;                                                             \
+    detail::Tracer::current().at(where);                                                 \
+    return Expr<T>::wrap(                                                                \
+        detail::emit_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>));   \
   }
 /// Across the 32 lanes of the simdgroup; every lane gets the result.
 IRON_COLLECTIVE(simd_sum, SimdSum)
@@ -145,15 +144,15 @@ IRON_COLLECTIVE(reduce_max, ReduceMax)
 IRON_COLLECTIVE(reduce_min, ReduceMin)
 #undef IRON_COLLECTIVE
 
-#define IRON_SHUFFLE(fn, kind)                                                             \
-  template <Symbolic X, class L>                                                           \
-  Expr<element_of<X>> fn(const X& x, const L& lane,                                        \
-                         SourceLocation where = SourceLocation::current()) {   \
-    using T = element_of<X>;                                                               \
-    detail::Tracer::current().at(where);                                                   \
-    return Expr<T>::wrap(detail::emit_op(ir::OpKind::kind,                                       \
-                                   {detail::to_expr<T>(x).id(), detail::to_expr<u32>(lane).id()}, \
-                                   dtype_of<T>));                                          \
+#define IRON_SHUFFLE(fn, kind)                                                           \
+  template <Symbolic X, class L>                                                         \
+  Expr<element_of<X>> fn(const X& x, const L& lane,                                      \
+                         SourceLocation where = SourceLocation::current()) {             \
+    using T = element_of<X>;                                                             \
+    detail::Tracer::current().at(where);                                                 \
+    return Expr<T>::wrap(detail::emit_op(                                                \
+        ir::OpKind::kind, {detail::to_expr<T>(x).id(), detail::to_expr<u32>(lane).id()}, \
+        dtype_of<T>));                                                                   \
   }
 /// Value of `x` in lane `lane` (shuffle), lane ^ mask (xor), lane - delta (up), lane + delta
 /// (down; lanes past the end keep their own value), or lane `lane` for all (broadcast).

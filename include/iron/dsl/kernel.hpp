@@ -4,12 +4,12 @@
 
 #include <functional>
 #include <initializer_list>
-#include "iron/core/source_location.hpp"
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "iron/core/source_location.hpp"
 #include "iron/dsl/memory.hpp"
 
 namespace iron::dsl {
@@ -94,8 +94,7 @@ struct KernelRegistrar {
     const auto names = parameter_names(params);
     const std::string kernel_name = name;
     const ir::SourceLoc loc = to_loc(where);
-    register_kernel({kernel_name, loc, {DType::F32, DType::F16, DType::BF16},
-                     [=](DType dt) {
+    register_kernel({kernel_name, loc, {DType::F32, DType::F16, DType::BF16}, [=](DType dt) {
                        auto body = dt == DType::F16    ? body_of(f16_fn, names)
                                    : dt == DType::BF16 ? body_of(bf16_fn, names)
                                                        : body_of(f32_fn, names);
@@ -111,26 +110,31 @@ struct KernelRegistrar {
 
 /// Defines and registers a kernel generic over the float element type T:
 ///   IRON_KERNEL(iron_scale, (Tensor<T> inp, Out<T> out, Constexpr<f32> alpha)) { … }
-#define IRON_KERNEL(NAME, PARAMS)                                                           \
-  template <class T>                                                                        \
-  void NAME##_body PARAMS;                                                                  \
-  [[maybe_unused]] static const ::iron::dsl::detail::KernelRegistrar NAME##_registrar{      \
-      #NAME, #PARAMS, ::iron::SourceLocation::current(), &NAME##_body<::iron::dsl::f32>,   \
-      &NAME##_body<::iron::dsl::f16>, &NAME##_body<::iron::dsl::bf16>};                     \
-  template <class T>                                                                        \
+#define IRON_KERNEL(NAME, PARAMS)                                                      \
+  template <class T>                                                                   \
+  void NAME##_body PARAMS;                                                             \
+  [[maybe_unused]] static const ::iron::dsl::detail::KernelRegistrar NAME##_registrar{ \
+      #NAME,                                                                           \
+      #PARAMS,                                                                         \
+      ::iron::SourceLocation::current(),                                               \
+      &NAME##_body<::iron::dsl::f32>,                                                  \
+      &NAME##_body<::iron::dsl::f16>,                                                  \
+      &NAME##_body<::iron::dsl::bf16>};                                                \
+  template <class T>                                                                   \
   void NAME##_body PARAMS
 
 /// Defines a kernel with compile-time variant parameters; register each variant with
 /// IRON_KERNEL_VARIANT after the body:
 ///   IRON_KERNEL_TEMPLATE(iron_hadamard, (u32 N), (Tensor<T> inp, Out<T> out)) { … }
 ///   IRON_KERNEL_VARIANT(iron_hadamard, n64, 64);   // registers iron_hadamard_n64
-#define IRON_KERNEL_TEMPLATE(NAME, TPARAMS, PARAMS)                      \
+#define IRON_KERNEL_TEMPLATE(NAME, TPARAMS, PARAMS)                       \
   [[maybe_unused]] static constexpr const char NAME##_params[] = #PARAMS; \
-  template <class T, IRON_UNPAREN TPARAMS>                               \
+  template <class T, IRON_UNPAREN TPARAMS>                                \
   void NAME##_body PARAMS
 
-#define IRON_KERNEL_VARIANT(NAME, SUFFIX, ...)                                                  \
-  [[maybe_unused]] static const ::iron::dsl::detail::KernelRegistrar NAME##_##SUFFIX##_registrar{ \
-      #NAME "_" #SUFFIX, NAME##_params, ::iron::SourceLocation::current(),                       \
-      &NAME##_body<::iron::dsl::f32, __VA_ARGS__>, &NAME##_body<::iron::dsl::f16, __VA_ARGS__>,  \
-      &NAME##_body<::iron::dsl::bf16, __VA_ARGS__>}
+#define IRON_KERNEL_VARIANT(NAME, SUFFIX, ...)                                                     \
+  [[maybe_unused]] static const ::iron::dsl::detail::KernelRegistrar NAME##_##SUFFIX##_registrar { \
+#NAME "_" #SUFFIX, NAME##_params, ::iron::SourceLocation::current(),                           \
+        &NAME##_body < ::iron::dsl::f32, __VA_ARGS__>, &NAME##_body < ::iron::dsl::f16,            \
+        __VA_ARGS__>, &NAME##_body < ::iron::dsl::bf16, __VA_ARGS__>                               \
+  }

@@ -3,9 +3,9 @@
 /// and atomics on them.
 #pragma once
 
-#include "iron/core/source_location.hpp"
 #include <string>
 
+#include "iron/core/source_location.hpp"
 #include "iron/dsl/expr.hpp"
 
 namespace iron::dsl {
@@ -116,8 +116,7 @@ template <Element T, class X>
 void store(const detail::ElementRef<T, true>& ref, const X& value,
            SourceLocation where = SourceLocation::current()) {
   detail::Tracer::current().at(where);
-  detail::emit_store(ref.param, ref.shared, ref.index, detail::to_expr<T>(value).id(),
-                     dtype_of<T>);
+  detail::emit_store(ref.param, ref.shared, ref.index, detail::to_expr<T>(value).id(), dtype_of<T>);
 }
 
 /// Storing into an input tensor is a compile error: mark the parameter Out<T>.
@@ -125,13 +124,13 @@ template <Element T, class X>
 void store(const detail::ElementRef<T, false>& ref, const X& value,
            SourceLocation where = SourceLocation::current()) = delete;
 
-#define IRON_ATOMIC(fn, kind)                                                               \
-  template <Element T, class X>                                                             \
-  Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value,                        \
-             SourceLocation where = SourceLocation::current()) {               \
-    detail::Tracer::current().at(where);                                                    \
-    return Expr<T>::wrap(detail::emit_atomic(ir::OpKind::kind, ref.param, ref.shared, ref.index,  \
-                                       detail::to_expr<T>(value).id(), dtype_of<T>));       \
+#define IRON_ATOMIC(fn, kind)                                                                    \
+  template <Element T, class X>                                                                  \
+  Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value,                             \
+             SourceLocation where = SourceLocation::current()) {                                 \
+    detail::Tracer::current().at(where);                                                         \
+    return Expr<T>::wrap(detail::emit_atomic(ir::OpKind::kind, ref.param, ref.shared, ref.index, \
+                                             detail::to_expr<T>(value).id(), dtype_of<T>));      \
   }
 /// Atomic read-modify-write on an output tensor or shared element; returns the old value.
 IRON_ATOMIC(atomic_add, AtomicAdd)

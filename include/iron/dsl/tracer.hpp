@@ -4,12 +4,12 @@
 #pragma once
 
 #include <cstdint>
-#include "iron/core/source_location.hpp"
 #include <string>
 #include <vector>
 
 #include "iron/core/error.hpp"
 #include "iron/core/ir.hpp"
+#include "iron/core/source_location.hpp"
 
 namespace iron::dsl::detail {
 

@@ -23,9 +23,9 @@ struct bf16 {};
 
 template <class T>
 struct dtype_traits;
-#define IRON_DTYPE_TRAIT(type, value) \
-  template <>                         \
-  struct dtype_traits<type> {         \
+#define IRON_DTYPE_TRAIT(type, value)            \
+  template <>                                    \
+  struct dtype_traits<type> {                    \
     static constexpr DType dtype = DType::value; \
   };
 IRON_DTYPE_TRAIT(f32, F32)
@@ -41,7 +41,9 @@ IRON_DTYPE_TRAIT(boolean, Bool)
 
 /// A type that can be the element type of a DSL value.
 template <class T>
-concept Element = requires { dtype_traits<T>::dtype; };
+concept Element = requires {
+  dtype_traits<T>::dtype;
+};
 
 template <Element T>
 inline constexpr DType dtype_of = dtype_traits<T>::dtype;

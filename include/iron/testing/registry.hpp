@@ -4,11 +4,11 @@
 
 #include <functional>
 #include <initializer_list>
-#include "iron/core/source_location.hpp"
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "iron/core/source_location.hpp"
 #include "iron/testing/data.hpp"
 #include "iron/testing/test_setup.hpp"
 
@@ -32,23 +32,25 @@ const std::vector<TestCase>& registered_tests();
 
 struct TestRegistrar {
   TestRegistrar(const char* kernel, const char* name, std::vector<DTypeTolerance> dtypes,
-                TestSetup (*make)(DType, Rng&),
-                SourceLocation where = SourceLocation::current());
+                TestSetup (*make)(DType, Rng&), SourceLocation where = SourceLocation::current());
 };
 
-/// The dtypes a test runs in, each with its tolerance: IRON_TEST(k, c, F32(1e-6), BF16(1e-2, 1e-2)).
+/// The dtypes a test runs in, each with its tolerance: IRON_TEST(k, c, F32(1e-6), BF16(1e-2,
+/// 1e-2)).
 namespace tolerances {
 constexpr DTypeTolerance F32(double atol, double rtol = 0.0) { return {DType::F32, {atol, rtol}}; }
 constexpr DTypeTolerance F16(double atol, double rtol = 0.0) { return {DType::F16, {atol, rtol}}; }
-constexpr DTypeTolerance BF16(double atol, double rtol = 0.0) { return {DType::BF16, {atol, rtol}}; }
+constexpr DTypeTolerance BF16(double atol, double rtol = 0.0) {
+  return {DType::BF16, {atol, rtol}};
+}
 }  // namespace tolerances
 
 }  // namespace iron::testing
 
 /// Registers test `NAME` of kernel `KERNEL` for each F32(…) / F16(…) / BF16(…) tolerance given.
-#define IRON_TEST(KERNEL, NAME, ...)                                                      \
-  static ::iron::testing::TestSetup KERNEL##_##NAME##_test(::iron::DType dt,             \
-                                                           ::iron::testing::Rng& rng);    \
+#define IRON_TEST(KERNEL, NAME, ...)                                                        \
+  static ::iron::testing::TestSetup KERNEL##_##NAME##_test(::iron::DType dt,                \
+                                                           ::iron::testing::Rng& rng);      \
   [[maybe_unused]] static const ::iron::testing::TestRegistrar KERNEL##_##NAME##_registrar{ \
       #KERNEL, #NAME,                                                                       \
       [] {                                                                                  \
@@ -56,5 +58,5 @@ constexpr DTypeTolerance BF16(double atol, double rtol = 0.0) { return {DType::B
         return ::std::vector<::iron::testing::DTypeTolerance>{__VA_ARGS__};                 \
       }(),                                                                                  \
       &KERNEL##_##NAME##_test};                                                             \
-  static ::iron::testing::TestSetup KERNEL##_##NAME##_test([[maybe_unused]] ::iron::DType dt, \
-                                                           [[maybe_unused]] ::iron::testing::Rng& rng)
+  static ::iron::testing::TestSetup KERNEL##_##NAME##_test(                                 \
+      [[maybe_unused]] ::iron::DType dt, [[maybe_unused]] ::iron::testing::Rng& rng)

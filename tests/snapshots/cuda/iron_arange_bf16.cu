@@ -18,9 +18,9 @@ extern "C" __global__ void __launch_bounds__(1024) iron_arange_bf16(
   const float v0 = start;  // kernels/ops/arange.cpp:14
   const float v1 = step;
   const unsigned int v2 = n;
-  const unsigned int v3 = blockIdx.x * blockDim.x + threadIdx.x;  // kernels/ops/arange.cpp:15
+  const unsigned int v3 = blockIdx.x * blockDim.x + threadIdx.x;  // kernels/ops/arange.cpp:16
   const bool v4 = v3 < v2;
-  if (v4) {  // kernels/ops/arange.cpp:16
+  if (v4) {  // kernels/ops/arange.cpp:17
     const float v5 = static_cast<float>(v3);
     const float v6 = v5 * v1;
     const float v7 = v0 + v6;

@@ -22,9 +22,9 @@ kernel void iron_arange_f32(
   const float v0 = start;  // kernels/ops/arange.cpp:14
   const float v1 = step;
   const uint v2 = n;
-  const uint v3 = iron_gid.x * iron_tpg.x + iron_tid.x;  // kernels/ops/arange.cpp:15
+  const uint v3 = iron_gid.x * iron_tpg.x + iron_tid.x;  // kernels/ops/arange.cpp:16
   const bool v4 = v3 < v2;
-  if (v4) {  // kernels/ops/arange.cpp:16
+  if (v4) {  // kernels/ops/arange.cpp:17
     const float v5 = float(v3);
     const float v6 = v5 * v1;
     const float v7 = v0 + v6;
