@@ -102,6 +102,23 @@ std::vector<testing::TestResult> run_cases(const std::vector<Case>& cases,
   return results;
 }
 
+/// The module-cache summary line; with `verbose`, first each kernel's cold compile or warm load.
+void print_cache_report(const std::vector<runtime::CacheEvent>& events, bool verbose) {
+  if (events.empty()) return;
+  if (verbose) {
+    for (const auto& e : events) {
+      if (e.kind == runtime::CacheEventKind::Compiled) {
+        fmt::print("module {}: compiled by NVRTC in {:.1f} ms (cold)\n", e.symbol, e.ms);
+      } else if (e.kind == runtime::CacheEventKind::DiskHit) {
+        fmt::print("module {}: loaded from the disk cache in {:.2f} ms (warm)\n", e.symbol, e.ms);
+      } else if (e.kind == runtime::CacheEventKind::Rejected) {
+        fmt::print("module {}: damaged cache entry removed: {}\n", e.symbol, e.detail);
+      }
+    }
+  }
+  fmt::print("{}\n", runtime::cache_summary(events));
+}
+
 /// The backends a run uses: every available one for "all", else the one named.
 std::vector<std::string> backend_names(const std::string& name) {
   if (name != "all") return {name};
@@ -151,9 +168,7 @@ int run_tests(const TestOptions& o) {
     results.insert(results.end(), rows.begin(), rows.end());
   }
   print_report(results);
-  if (const std::string cache = runtime::cache_summary(runtime::cache_events()); !cache.empty()) {
-    fmt::print("{}\n", cache);
-  }
+  print_cache_report(runtime::cache_events(), o.verbose);
   const bool all_passed =
       std::all_of(results.begin(), results.end(), [](const auto& r) { return r.passed; });
   return all_passed ? 0 : 1;
