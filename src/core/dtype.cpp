@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "iron/core/error.hpp"
+
 namespace iron {
 namespace {
 
@@ -46,6 +48,28 @@ std::optional<DType> parse_dtype(std::string_view name) {
     if (d.name == name) return d.type;
   }
   return std::nullopt;
+}
+
+IntegerRange integer_range(DType t) {
+  switch (t) {
+    case DType::I32:
+      return {-2147483648.0, 2147483647.0};
+    case DType::U32:
+      return {0.0, 4294967295.0};
+    case DType::U8:
+      return {0.0, 255.0};
+    case DType::I8:
+      return {-128.0, 127.0};
+    case DType::U16:
+      return {0.0, 65535.0};
+    case DType::Bool:
+      return {0.0, 1.0};
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16:
+      break;
+  }
+  internal_error("integer_range of a float dtype", __FILE__, __LINE__);
 }
 
 }  // namespace iron

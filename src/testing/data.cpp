@@ -13,38 +13,11 @@
 namespace iron::testing {
 namespace {
 
-struct IntRange {
-  double lo;
-  double hi;
-};
-
-IntRange int_range(DType dt) {
-  switch (dt) {
-    case DType::I32:
-      return {-2147483648.0, 2147483647.0};
-    case DType::U32:
-      return {0.0, 4294967295.0};
-    case DType::U8:
-      return {0.0, 255.0};
-    case DType::I8:
-      return {-128.0, 127.0};
-    case DType::U16:
-      return {0.0, 65535.0};
-    case DType::Bool:
-      return {0.0, 1.0};
-    case DType::F32:
-    case DType::F16:
-    case DType::BF16:
-      break;
-  }
-  internal_error("int_range of a float dtype", __FILE__, __LINE__);
-}
-
 /// Truncates toward zero and saturates to the dtype's range; NaN becomes 0; bool is v != 0.
 double to_integer(float v, DType dt) {
   if (dt == DType::Bool) return v != 0.0f ? 1.0 : 0.0;
   if (std::isnan(v)) return 0.0;
-  const IntRange r = int_range(dt);
+  const IntegerRange r = integer_range(dt);
   const double t = std::trunc(static_cast<double>(v));
   return t < r.lo ? r.lo : t > r.hi ? r.hi : t;
 }
@@ -116,7 +89,7 @@ std::uint64_t integer_bits(std::uint32_t v, std::size_t index, DType dt) {
   const std::size_t bits = 8 * dtype_size(dt);
   const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
   const auto as_signed = static_cast<std::int32_t>(v);
-  const IntRange r = int_range(dt);
+  const IntegerRange r = integer_range(dt);
   const bool fits = dt == DType::Bool   ? v <= 1
                     : is_signed_int(dt) ? v <= mask || (as_signed >= r.lo && as_signed <= r.hi)
                                         : v <= r.hi;
@@ -182,7 +155,7 @@ std::vector<float> unpack(const runtime::HostTensor& t) {
 
 bool holds_integer(DType dt, double value) {
   if (is_float(dt)) return false;
-  const IntRange r = int_range(dt);
+  const IntegerRange r = integer_range(dt);
   return std::trunc(value) == value && value >= r.lo && value <= r.hi;
 }
 

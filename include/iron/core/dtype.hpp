@@ -25,4 +25,11 @@ constexpr bool is_unsigned_int(DType t) {
 }
 constexpr bool is_integer(DType t) { return is_signed_int(t) || is_unsigned_int(t); }
 
+/// The smallest and largest value of an integer or bool dtype, as doubles (exact for all).
+struct IntegerRange {
+  double lo;
+  double hi;
+};
+IntegerRange integer_range(DType t);
+
 }  // namespace iron

@@ -6,30 +6,6 @@
 #include <cmath>
 
 namespace iron::runtime::sim {
-namespace {
-
-struct Range {
-  double lo, hi;
-};
-
-Range int_range(DType t) {
-  switch (t) {
-    case DType::I32:
-      return {-2147483648.0, 2147483647.0};
-    case DType::U32:
-      return {0.0, 4294967295.0};
-    case DType::U8:
-      return {0.0, 255.0};
-    case DType::I8:
-      return {-128.0, 127.0};
-    case DType::U16:
-      return {0.0, 65535.0};
-    default:
-      internal_error("integer type expected", __FILE__, __LINE__);
-  }
-}
-
-}  // namespace
 
 Slot convert(Slot v, DType from, DType to) {
   if (from == to) return v;
@@ -38,7 +14,7 @@ Slot convert(Slot v, DType from, DType to) {
     if (to == DType::Bool) return x != 0.0f ? 1u : 0u;
     if (is_float(to)) return fit_slot(to, x);
     if (std::isnan(x)) return 0;
-    const Range r = int_range(to);
+    const IntegerRange r = integer_range(to);
     const double clamped = std::fmin(std::fmax(std::trunc(static_cast<double>(x)), r.lo), r.hi);
     return wrap_slot(to, static_cast<std::uint32_t>(static_cast<std::int64_t>(clamped)));
   }
