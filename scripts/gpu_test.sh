@@ -16,7 +16,7 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 
 # A private cache folder, emptied first, so the first run measures cold compiles.
-export IRON_CACHE_DIR="$PWD/build/gpu-test-cache"
+export IRON_CACHE_DIR="build/gpu-test-cache"
 rm -rf "$IRON_CACHE_DIR"
 
 # Everything below goes to the terminal and to the log.
