@@ -23,7 +23,8 @@ struct Edit {
 };
 
 std::vector<Edit> edits(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  const std::size_t n = a.size(), m = b.size();
+  const std::size_t n = a.size();
+  const std::size_t m = b.size();
   std::vector<std::vector<std::uint32_t>> lcs(n + 1, std::vector<std::uint32_t>(m + 1, 0));
   for (std::size_t i = n; i-- > 0;) {
     for (std::size_t j = m; j-- > 0;) {
@@ -31,7 +32,8 @@ std::vector<Edit> edits(const std::vector<std::string>& a, const std::vector<std
     }
   }
   std::vector<Edit> out;
-  std::size_t i = 0, j = 0;
+  std::size_t i = 0;
+  std::size_t j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && a[i] == b[j]) {
       out.push_back({' ', a[i++]});
@@ -67,12 +69,14 @@ std::string unified_diff(const std::string& before, const std::string& after,
       if (all[x].mark != ' ') last_change = x;
     }
     const std::size_t end = std::min(all.size(), last_change + kContext + 1);
-    std::size_t a_line = 1, b_line = 1;
+    std::size_t a_line = 1;
+    std::size_t b_line = 1;
     for (std::size_t x = 0; x < begin; ++x) {
       a_line += all[x].mark != '+';
       b_line += all[x].mark != '-';
     }
-    std::size_t a_count = 0, b_count = 0;
+    std::size_t a_count = 0;
+    std::size_t b_count = 0;
     std::string body;
     for (std::size_t x = begin; x < end; ++x) {
       a_count += all[x].mark != '+';

@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     fmt::print(stderr, "iron: {}\n", e.what());
     return 1;
+  } catch (...) {
+    fmt::print(stderr, "iron: an unknown error was thrown\n");
+    return 1;
   }
   return 2;
 }

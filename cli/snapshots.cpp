@@ -79,7 +79,9 @@ int diff(const std::string& dir) {
     throw UsageError(fmt::format("no snapshot folder {} (run `iron snap` first)", dir));
   }
   const auto emitted = emit_everything();
-  std::size_t differ = 0, missing = 0, stale = 0;
+  std::size_t differ = 0;
+  std::size_t missing = 0;
+  std::size_t stale = 0;
   for (const auto& [path, source] : emitted) {
     const fs::path file = fs::path(dir) / path;
     if (!fs::exists(file)) {

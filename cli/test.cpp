@@ -97,6 +97,7 @@ std::vector<testing::TestResult> run_cases(const std::vector<Case>& cases,
   };
   {
     std::vector<std::jthread> workers;
+    workers.reserve(backends.size());
     for (auto& backend : backends) workers.emplace_back(work, std::ref(*backend));
   }
   return results;

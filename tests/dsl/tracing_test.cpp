@@ -114,6 +114,15 @@ TEST(DslTracing, ProgramIdFollowsTheDeclaredMode) {
   EXPECT_FALSE(uses_builtin("tracing_scale", ir::Builtin::GroupId));
 }
 
+// The DSL's operator templates must not break ordinary operators: with compilers that check
+// constraints after substituting the return type (Clang 14), a non-SFINAE-friendly element type
+// made `std::string + std::string` a hard error in any file including iron.hpp.
+TEST(DslTracing, OtherTypesOperatorsStillWork) {
+  const std::string a = "ab";
+  EXPECT_EQ(a + a, "abab");
+  EXPECT_TRUE(a == "ab");
+}
+
 TEST(DslTracing, UnknownKernelAndDtype) {
   EXPECT_THROW(kernel_ir_for("no_such_kernel", DType::F32), iron::Error);
   EXPECT_THROW(kernel_ir_for("tracing_scale", DType::U32), iron::Error);

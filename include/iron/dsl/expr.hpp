@@ -55,8 +55,8 @@ class Expr {
     return e;
   }
   template <class L>
-  requires detail::LiteralFor<L, T> Expr(L value)
-      : id_(detail::literal<T>(value)) {}  // NOLINT(google-explicit-constructor)
+  requires detail::LiteralFor<L, T> Expr(L value)  // NOLINT(google-explicit-constructor)
+      : id_(detail::literal<T>(value)) {}
 
   ir::ValueId id() const { return id_; }
 
@@ -176,9 +176,14 @@ struct element_or<X, Fallback> {
 
 /// The element type of an operation on `A` and `B`, at least one of them symbolic.
 template <class A, class B>
-struct common_element {
-  using type = std::conditional_t<Symbolic<A>, element_of<std::conditional_t<Symbolic<A>, A, B>>,
-                                  element_of<std::conditional_t<Symbolic<B>, B, A>>>;
+struct common_element {};  // neither symbolic: no type, so the operators drop out quietly
+template <Symbolic A, class B>
+struct common_element<A, B> {
+  using type = element_of<A>;
+};
+template <class A, Symbolic B>
+requires(!Symbolic<A>) struct common_element<A, B> {
+  using type = element_of<B>;
 };
 
 void emit_var_store(ir::ValueId var, ir::ValueId value);

@@ -102,7 +102,8 @@ IRON_BINARY_MATH(max, Max, (!std::is_same_v<T, boolean>), "Iron: max needs numbe
 template <class A, class B, class C>
 requires Operands<A, B> || Symbolic<C>
 auto fma(const A& a, const B& b, const C& c) {
-  using T = std::conditional_t<Operands<A, B>, common_t<A, B>, element_of<C>>;
+  using T = typename detail::element_or<
+      A, typename detail::element_or<B, typename detail::element_or<C, void>::type>::type>::type;
   static_assert(FloatElement<T>, "Iron: fma needs float values");
   return Expr<T>::wrap(detail::emit_op(
       ir::OpKind::Fma,

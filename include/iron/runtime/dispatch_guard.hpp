@@ -13,7 +13,7 @@ namespace iron::runtime {
 /// What one device allows per launch.
 struct DeviceLimits {
   std::uint32_t max_threads_per_group = 1024;
-  std::uint64_t max_shared_bytes = 48 * 1024;
+  std::uint64_t max_shared_bytes = std::uint64_t{48} * 1024;
   std::uint32_t max_groups[3] = {2147483647u, 65535, 65535};
 };
 
