@@ -211,6 +211,13 @@ std::vector<std::string> kept_branches() {
     var.store %7, %3 : f32
   }
 )",
+      // An integer division may be what the branch guards against (a zero divisor).
+      R"(  if %6 {
+    %7 = div %0, %0 : u32
+    %8 = cast %7 : f32
+    var.store %4, %8 : f32
+  }
+)",
       // 17 ops: too long to run on every thread.
       long_arm(16),
   };

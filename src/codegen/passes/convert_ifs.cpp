@@ -23,12 +23,19 @@ struct Assignment {
   ir::SourceLoc loc;
 };
 
-/// Pure ops, reads and writes of variables only (a var declared in the arm is not pure, so every
-/// variable an arm touches is declared outside the branch).
+/// An integer division or remainder faults (in the simulator) on a zero divisor, which the
+/// branch may exist to exclude: it is never executed unconditionally.
+bool may_fault(const ir::Op& op) {
+  return (op.kind == OpKind::Div || op.kind == OpKind::Rem) && !is_float(op.type);
+}
+
+/// Pure ops that cannot fault, reads and writes of variables only (a var declared in the arm is
+/// not pure, so every variable an arm touches is declared outside the branch).
 bool convertible(const ir::Block& arm) {
   return arm.ops.size() <= kMaxArmOps &&
          std::all_of(arm.ops.begin(), arm.ops.end(), [](const ir::Op& op) {
-           return is_pure(op) || op.kind == OpKind::VarLoad || op.kind == OpKind::VarStore;
+           return (is_pure(op) && !may_fault(op)) || op.kind == OpKind::VarLoad ||
+                  op.kind == OpKind::VarStore;
          });
 }
 
