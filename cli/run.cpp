@@ -159,11 +159,7 @@ int run(const RunOptions& o) {
     std::uint64_t count = 1;
     for (auto d : shape) count *= d;
     // Poisoned like test outputs, so elements the kernel never writes come back as NaN.
-    tensors[i].tensor =
-        is_float(p.dtype)
-            ? testing::pack(std::vector<float>(count, NAN), p.dtype)
-            : runtime::HostTensor{
-                  p.dtype, std::vector<std::byte>(count * dtype_size(p.dtype), std::byte{0xFF})};
+    tensors[i].tensor = testing::poisoned(p.dtype, count);
     tensors[i].shape = shape;
   }
   for (const auto* leftover : {&ins, &consts, &shapes}) {

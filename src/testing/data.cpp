@@ -159,4 +159,11 @@ bool holds_integer(DType dt, double value) {
   return std::trunc(value) == value && value >= r.lo && value <= r.hi;
 }
 
+runtime::HostTensor poisoned(DType dt, std::size_t count) {
+  if (is_float(dt)) {
+    return pack(std::vector<float>(count, std::numeric_limits<float>::quiet_NaN()), dt);
+  }
+  return {dt, std::vector<std::byte>(count * dtype_size(dt), std::byte{0xFF})};
+}
+
 }  // namespace iron::testing

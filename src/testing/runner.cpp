@@ -39,14 +39,6 @@ bool within(double got, double want, double allowed) {
   return std::fabs(got - want) <= allowed;
 }
 
-/// An output before the run: NaN for floats, 0xFF bytes otherwise, so unwritten elements fail.
-runtime::HostTensor poisoned(DType dt, std::size_t count) {
-  if (is_float(dt)) {
-    return pack(std::vector<float>(count, std::numeric_limits<float>::quiet_NaN()), dt);
-  }
-  return {dt, std::vector<std::byte>(count * dtype_size(dt), std::byte{0xFF})};
-}
-
 /// The tolerance for `dtype`: the setup's override, else the registered one.
 Tolerance tolerance_for(const TestCase& test, DType dtype, const TestSetup& setup) {
   if (setup.has_tolerance()) return setup.tolerance_override();

@@ -28,6 +28,8 @@ std::vector<float> round_through(const std::vector<float>& v, DType dt);
 runtime::HostTensor pack(const std::vector<float>& v, DType dt);
 runtime::HostTensor pack_u32(const std::vector<std::uint32_t>& v, DType dt);
 std::vector<float> unpack(const runtime::HostTensor& t);
+/// An output before a run: NaN for float dtypes, 0xFF bytes otherwise, so unwritten elements show.
+runtime::HostTensor poisoned(DType dt, std::size_t count);
 /// Whether `value` is a whole number that integer (or bool) dtype `dt` can hold exactly.
 bool holds_integer(DType dt, double value);
 
