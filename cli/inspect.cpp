@@ -31,9 +31,11 @@ void print_stats(const std::vector<codegen::PassStat>& stats) {
   }
 }
 
-/// The IR after the pass named `o.pass` (every occurrence), or after every pass for "all".
-void print_passes(const ir::Kernel& traced, const codegen::TargetProfile& profile,
-                  const InspectOptions& o) {
+/// The IR after the pass named `o.pass` (every occurrence), or after every pass for "all";
+/// returns the run's per-pass statistics.
+std::vector<codegen::PassStat> print_passes(const ir::Kernel& traced,
+                                            const codegen::TargetProfile& profile,
+                                            const InspectOptions& o) {
   const auto result =
       codegen::run_pipeline(traced, profile, {.verify_each = true, .keep_ir = true});
   const auto& passes = codegen::pipeline_passes();
@@ -55,6 +57,7 @@ void print_passes(const ir::Kernel& traced, const codegen::TargetProfile& profil
     for (const auto& p : passes) names += (names.empty() ? "" : ", ") + std::string(p.name);
     throw UsageError(fmt::format("no pass named '{}'; the passes are: {}", o.pass, names));
   }
+  return result.stats;
 }
 
 int inspect(const InspectOptions& o) {
@@ -68,13 +71,18 @@ int inspect(const InspectOptions& o) {
     throw UsageError(fmt::format("--profile {} is not a {} profile", profile_name, o.target));
   }
   if (!o.pass.empty()) {
-    print_passes(traced, profile, o);
-  } else if (o.target == "ir" && !o.stats) {
-    fmt::print("{}", ir::print_kernel(traced));
+    const auto stats = print_passes(traced, profile, o);
+    if (o.stats) print_stats(stats);
   } else if (o.target != "ir") {
-    fmt::print("{}", codegen::compile_kernel(traced, profile).source);
+    // One pipeline run gives both the source and the statistics.
+    const auto compiled = codegen::compile_kernel(traced, profile);
+    fmt::print("{}", compiled.source);
+    if (o.stats) print_stats(compiled.stats);
+  } else if (o.stats) {
+    print_stats(codegen::run_pipeline(traced, profile).stats);
+  } else {
+    fmt::print("{}", ir::print_kernel(traced));
   }
-  if (o.stats) print_stats(codegen::run_pipeline(traced, profile).stats);
   return 0;
 }
 

@@ -38,37 +38,30 @@ ir::ValueId index_id(const I& i) {
 }
 }  // namespace detail
 
-/// A tensor the kernel reads. Indexing gives an element to load().
-template <Element T>
-class Tensor {
+/// A tensor parameter: Input tensors are read (Tensor<T>); Output tensors are written and may
+/// be read (Out<T>). Indexing gives an element to load() or, for outputs, to store().
+template <Element T, ir::ParamKind Kind>
+class TensorParam {
  public:
-  Tensor(int param) : param_(param) {}  // NOLINT(google-explicit-constructor)
-  static constexpr ir::ParamKind kind = ir::ParamKind::Input;
+  TensorParam(int param) : param_(param) {}  // NOLINT(google-explicit-constructor)
+  static constexpr ir::ParamKind kind = Kind;
   using element = T;
   template <class I>
-  detail::ElementRef<T, false> operator[](const I& i) const {
-    return {param_, -1, detail::index_id(i)};
-  }
-
- protected:
-  int param_;
-};
-
-/// A tensor the kernel writes (and may read). Every Out<T> must be written somewhere.
-template <Element T>
-class Out {
- public:
-  Out(int param) : param_(param) {}  // NOLINT(google-explicit-constructor)
-  static constexpr ir::ParamKind kind = ir::ParamKind::Output;
-  using element = T;
-  template <class I>
-  detail::ElementRef<T, true> operator[](const I& i) const {
+  detail::ElementRef<T, Kind == ir::ParamKind::Output> operator[](const I& i) const {
     return {param_, -1, detail::index_id(i)};
   }
 
  private:
   int param_;
 };
+
+/// A tensor the kernel reads.
+template <Element T>
+using Tensor = TensorParam<T, ir::ParamKind::Input>;
+
+/// A tensor the kernel writes (and may read). Every Out<T> must be written somewhere.
+template <Element T>
+using Out = TensorParam<T, ir::ParamKind::Output>;
 
 /// A scalar fixed at dispatch time (a shape, a flag, an epsilon); usable as an Expr<T>.
 template <Element T>
