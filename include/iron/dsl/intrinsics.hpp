@@ -47,6 +47,14 @@ IRON_FLAT_BUILTIN(simdgroup_id, Simdgroup)
 IRON_FLAT_BUILTIN(simdgroup_count, SimdgroupCount)
 #undef IRON_FLAT_BUILTIN
 
+/// Threads in the whole grid along an axis: grid_groups * group_size. The step of a grid-stride
+/// loop `for (auto i : range(global_id<0>(), n, grid_threads<0>()))`, which is correct for any
+/// grid and which the vectorizer turns into 16-byte accesses.
+template <int Axis>
+Expr<u32> grid_threads(SourceLocation where = SourceLocation::current()) {
+  return grid_groups<Axis>(where) * group_size<Axis>(where);
+}
+
 /// The work index of the declared mode: the global thread id for elementwise kernels, the
 /// group id for reduction and tiled kernels. Declare dispatch(...) before calling it.
 template <int Axis>

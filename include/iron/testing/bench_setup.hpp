@@ -1,0 +1,111 @@
+/// BenchSetup: everything one kernel benchmark needs: the traced kernel, its buffers (random
+/// inputs, outputs), constexprs, the grid, the work it does (bytes moved, FLOPs), the case the
+/// peers script times with PyTorch / Triton, and an optional hand-written CUDA reference.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "iron/core/ir.hpp"
+#include "iron/runtime/launch.hpp"
+#include "iron/testing/test_setup.hpp"
+
+namespace iron::testing {
+
+/// How a bench input is filled on the host before it is uploaded once.
+struct BenchFill {
+  enum class Kind { Uniform, Values, Words } kind = Kind::Uniform;
+  float lo = -1.0f, hi = 1.0f;             ///< Uniform: values in [lo, hi), rounded to the dtype
+  std::vector<float> values;               ///< Values: given, converted to the dtype
+  std::vector<std::uint32_t> words;        ///< Words: integer data (indices, packed weights)
+  std::uint32_t word_lo = 0, word_hi = 0;  ///< Words with no list: uniform integers [lo, hi)
+  std::size_t count = 0;
+};
+
+/// One argument of a reference kernel: the name of a bench buffer or constexpr (the same data
+/// Iron's kernel gets), or a scalar of its own (see u32_arg).
+using ReferenceArg = std::variant<std::string, runtime::Scalar>;
+inline runtime::Scalar u32_arg(std::uint32_t v) { return {DType::U32, 0.0, v}; }
+
+/// A hand-written CUDA kernel timed beside Iron's and checked against it: its arguments in its
+/// own parameter order, its grid, and the tolerance for comparing its outputs with Iron's. The
+/// source is compiled by NVRTC with IRON_REF_T defined as the bench dtype's CUDA type.
+struct CudaReference {
+  std::string name;    ///< shown in the report ("hand-written CUDA", "cub")
+  std::string source;  ///< CUDA C++ for NVRTC; may use the dtype macro IRON_REF_T
+  std::string symbol;  ///< the extern "C" __global__ function
+  std::vector<ReferenceArg> args;
+  runtime::Grid grid;
+  Tolerance tolerance{1e-2, 1e-2};
+};
+
+class BenchSetup {
+ public:
+  /// Traces kernel `kernel` with T = dtype.
+  BenchSetup(const std::string& kernel, DType dtype);
+
+  /// An input of `count` values uniform in [lo, hi), in the parameter's dtype.
+  BenchSetup& random(const std::string& name, std::size_t count, float lo = -1.0f, float hi = 1.0f);
+  /// An input with the given values (converted to the parameter's dtype).
+  BenchSetup& input(const std::string& name, const std::vector<float>& values);
+  /// An input of integer data given word by word.
+  BenchSetup& input_u32(const std::string& name, const std::vector<std::uint32_t>& words);
+  /// An input of `count` integers uniform in [lo, hi) (indices, packed weights).
+  BenchSetup& random_u32(const std::string& name, std::size_t count, std::uint32_t lo,
+                         std::uint32_t hi);
+  /// An output of `count` elements.
+  BenchSetup& output(const std::string& name, std::size_t count);
+  /// Outputs that the kernel writes only in part (a cache append, a scatter): the runner then
+  /// skips its check that every output element was written.
+  BenchSetup& partial_outputs();
+  BenchSetup& constant(const std::string& name, double value);
+  BenchSetup& grid(runtime::Grid g);
+  BenchSetup& grid_1d(std::uint64_t n, std::uint32_t tpg);
+  BenchSetup& grid_rows(std::uint32_t rows, std::uint32_t tpg);
+  /// The fewest bytes the kernel must move through device memory: each input read once, each
+  /// output written once (small constexprs not counted).
+  BenchSetup& bytes_moved(std::uint64_t bytes);
+  /// Floating-point operations the kernel must do (0 for pure data movement).
+  BenchSetup& flops(std::uint64_t count);
+  /// The case the peers script times, by operation name and named dimensions, e.g.
+  /// peer("softmax", {{"rows", 4096}, {"n", 4096}}). The script knows each operation.
+  BenchSetup& peer(const std::string& op, std::map<std::string, double> dims);
+  BenchSetup& reference(CudaReference ref);
+
+  const ir::Kernel& kernel() const { return kernel_; }
+  DType dtype() const { return dtype_; }
+  const std::map<std::string, BenchFill>& inputs() const { return inputs_; }
+  const std::map<std::string, std::size_t>& outputs() const { return outputs_; }
+  const std::map<std::string, runtime::Scalar>& constants() const { return constants_; }
+  const runtime::Grid& launch_grid() const { return grid_; }
+  bool has_grid() const { return grid_set_; }
+  bool checks_every_output() const { return !partial_outputs_; }
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t flop_count() const { return flops_; }
+  const std::string& peer_op() const { return peer_op_; }
+  const std::map<std::string, double>& peer_dims() const { return peer_dims_; }
+  const std::optional<CudaReference>& cuda_reference() const { return reference_; }
+
+ private:
+  const ir::Param& param(const std::string& name, ir::ParamKind kind) const;
+  BenchSetup& fill(const std::string& name, BenchFill f);
+  ir::Kernel kernel_;
+  DType dtype_;
+  std::map<std::string, BenchFill> inputs_;
+  std::map<std::string, std::size_t> outputs_;
+  std::map<std::string, runtime::Scalar> constants_;
+  runtime::Grid grid_;
+  bool grid_set_ = false;
+  bool partial_outputs_ = false;
+  std::uint64_t bytes_ = 0;
+  std::uint64_t flops_ = 0;
+  std::string peer_op_;
+  std::map<std::string, double> peer_dims_;
+  std::optional<CudaReference> reference_;
+};
+
+}  // namespace iron::testing

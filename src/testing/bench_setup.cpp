@@ -1,0 +1,129 @@
+/// BenchSetup: traces the kernel measured and checks every name given against its parameters.
+#include "iron/testing/bench_setup.hpp"
+
+#include <fmt/format.h>
+
+#include "iron/core/error.hpp"
+#include "iron/dsl/kernel.hpp"
+#include "param_lookup.hpp"
+
+namespace iron::testing {
+
+BenchSetup::BenchSetup(const std::string& kernel, DType dtype)
+    : kernel_(dsl::kernel_ir_for(kernel, dtype)), dtype_(dtype) {}
+
+const ir::Param& BenchSetup::param(const std::string& name, ir::ParamKind kind) const {
+  return find_param(kernel_, name, kind);
+}
+
+BenchSetup& BenchSetup::fill(const std::string& name, BenchFill f) {
+  param(name, ir::ParamKind::Input);
+  if (f.count == 0) throw Error(fmt::format("kernel {}: input '{}' is empty", kernel_.name, name));
+  set_once(inputs_, kernel_.name, name, std::move(f), "input");
+  return *this;
+}
+
+BenchSetup& BenchSetup::random(const std::string& name, std::size_t count, float lo, float hi) {
+  if (!(lo < hi)) {
+    throw Error(fmt::format("kernel {}: input '{}' needs lo < hi, got [{}, {})", kernel_.name, name,
+                            lo, hi));
+  }
+  BenchFill f;
+  f.lo = lo;
+  f.hi = hi;
+  f.count = count;
+  return fill(name, std::move(f));
+}
+
+BenchSetup& BenchSetup::input(const std::string& name, const std::vector<float>& values) {
+  BenchFill f;
+  f.kind = BenchFill::Kind::Values;
+  f.values = values;
+  f.count = values.size();
+  return fill(name, std::move(f));
+}
+
+BenchSetup& BenchSetup::input_u32(const std::string& name,
+                                  const std::vector<std::uint32_t>& words) {
+  BenchFill f;
+  f.kind = BenchFill::Kind::Words;
+  f.words = words;
+  f.count = words.size();
+  return fill(name, std::move(f));
+}
+
+BenchSetup& BenchSetup::random_u32(const std::string& name, std::size_t count, std::uint32_t lo,
+                                   std::uint32_t hi) {
+  if (!(lo < hi)) {
+    throw Error(fmt::format("kernel {}: input '{}' needs lo < hi, got [{}, {})", kernel_.name, name,
+                            lo, hi));
+  }
+  BenchFill f;
+  f.kind = BenchFill::Kind::Words;
+  f.word_lo = lo;
+  f.word_hi = hi;
+  f.count = count;
+  return fill(name, std::move(f));
+}
+
+BenchSetup& BenchSetup::output(const std::string& name, std::size_t count) {
+  param(name, ir::ParamKind::Output);
+  if (count == 0) throw Error(fmt::format("kernel {}: output '{}' is empty", kernel_.name, name));
+  set_once(outputs_, kernel_.name, name, count, "output");
+  return *this;
+}
+
+BenchSetup& BenchSetup::partial_outputs() {
+  partial_outputs_ = true;
+  return *this;
+}
+
+BenchSetup& BenchSetup::constant(const std::string& name, double value) {
+  const ir::Param& p = param(name, ir::ParamKind::Constexpr);
+  set_once(constants_, kernel_.name, name, constexpr_value(kernel_, p, value), "constexpr");
+  return *this;
+}
+
+BenchSetup& BenchSetup::grid(runtime::Grid g) {
+  grid_ = g;
+  grid_set_ = true;
+  return *this;
+}
+
+BenchSetup& BenchSetup::grid_1d(std::uint64_t n, std::uint32_t tpg) {
+  return grid(runtime::Grid::elementwise(n, tpg));
+}
+
+BenchSetup& BenchSetup::grid_rows(std::uint32_t rows, std::uint32_t tpg) {
+  return grid(runtime::Grid::per_row(rows, tpg));
+}
+
+BenchSetup& BenchSetup::bytes_moved(std::uint64_t bytes) {
+  bytes_ = bytes;
+  return *this;
+}
+
+BenchSetup& BenchSetup::flops(std::uint64_t count) {
+  flops_ = count;
+  return *this;
+}
+
+BenchSetup& BenchSetup::peer(const std::string& op, std::map<std::string, double> dims) {
+  peer_op_ = op;
+  peer_dims_ = std::move(dims);
+  return *this;
+}
+
+BenchSetup& BenchSetup::reference(CudaReference ref) {
+  for (const ReferenceArg& a : ref.args) {
+    const auto* arg = std::get_if<std::string>(&a);
+    if (arg != nullptr && kernel_.find_param(*arg) < 0) {
+      throw Error(fmt::format("kernel {}: reference {} names '{}', which is not a parameter",
+                              kernel_.name, ref.name, *arg));
+    }
+  }
+  reference_ = std::move(ref);
+  return *this;
+}
+
+}  // namespace iron::testing
