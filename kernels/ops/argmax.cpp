@@ -1,0 +1,131 @@
+/// iron_argmax: values[r] = max_j x[r, j] and indices[r] = the smallest j where x[r, j] is it.
+///
+/// One pass over the row. Each thread walks its elements in increasing j and keeps the first
+/// strictly greater one, so it holds its own (maximum, smallest index). The group then takes
+/// the maximum of the values (reduce_max) and, among the threads that hold it, the smallest
+/// index (reduce_min over the index, or 0xFFFFFFFF for threads that do not hold it): ties go to
+/// the smallest index, deterministically. A thread with no element of the row holds -inf at its
+/// own thread id, which is never below the index of a real -inf element (thread 0 holds index 0),
+/// so a row of -inf gives index 0. NaN compares false and never wins (unlike torch.argmax,
+/// which returns a NaN's index); a row of NaN gives value -inf, index 0.
+///
+/// ## Layout
+/// - `inp     [rows, n]` T
+/// - `values  [rows]`    T
+/// - `indices [rows]`    u32
+///
+/// ## Dispatch
+/// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
+/// 32 ≤ tpg ≤ 1024. Any n ≥ 1; thread 0 stores.
+#include <algorithm>
+#include <cmath>
+#include <iron/iron.hpp>
+#include <iron/testing/bench_registry.hpp>
+#include <iron/testing/registry.hpp>
+#include <limits>
+
+namespace iron::kernels {
+using namespace iron::dsl;
+
+IRON_KERNEL(iron_argmax, (Tensor<T> inp, Out<T> values, Out<u32> indices, Constexpr<u32> n)) {
+  dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
+  auto row = program_id<0>();
+  auto base = row * n;
+  auto tid = thread_id<0>();
+
+  Var<f32> best = -infinity;
+  Var<u32> best_index = tid;
+  for (auto j : range(tid, n, group_size<0>())) {
+    auto v = cast<f32>(load(inp[base + j]));
+    auto better = v > best;  // strict: a thread keeps the first of equal values
+    best_index = select(better, j, best_index);
+    best = select(better, v, best);
+  }
+  auto row_max = reduce_max(best);
+  auto index = reduce_min(select(best == row_max, Expr<u32>(best_index), 0xFFFFFFFFu));
+  IRON_IF(tid == 0u) {
+    store(values[row], cast<T>(row_max));
+    store(indices[row], index);
+  }
+}
+
+namespace {
+
+/// The definition: the first position of the row's maximum.
+void argmax_oracle(const std::vector<float>& x, std::size_t rows, std::size_t n,
+                   std::vector<float>& values, std::vector<float>& indices) {
+  values.assign(rows, 0.0f);
+  indices.assign(rows, 0.0f);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t at = 0;
+    for (std::size_t j = 1; j < n; ++j) {
+      if (x[r * n + j] > x[r * n + at]) at = j;
+    }
+    values[r] = x[r * n + at];
+    indices[r] = static_cast<float>(at);
+  }
+}
+
+testing::TestSetup argmax_setup(const std::vector<float>& x, std::size_t rows, std::size_t n,
+                                std::uint32_t tpg, DType dt) {
+  std::vector<float> values, indices;
+  argmax_oracle(x, rows, n, values, indices);
+  return testing::TestSetup("iron_argmax", dt)
+      .input("inp", x)
+      .output("values", rows)
+      .output("indices", rows)
+      .constant("n", static_cast<double>(n))
+      .expect("values", values)
+      .expect("indices", indices)
+      .grid_rows(static_cast<std::uint32_t>(rows), tpg);
+}
+
+/// Small integers 0..levels-1: each row's maximum occurs many times, in many threads.
+std::vector<float> tied_values(std::size_t count, int levels, testing::Rng& rng) {
+  auto x = rng.uniform(count, 0.0f, static_cast<float>(levels));
+  for (float& v : x) v = std::floor(v);
+  return x;
+}
+
+testing::BenchSetup argmax_bench(std::size_t rows, std::size_t n, DType dt) {
+  return testing::BenchSetup("iron_argmax", dt)
+      .random("inp", rows * n)
+      .output("values", rows)
+      .output("indices", rows)
+      .constant("n", static_cast<double>(n))
+      .grid_rows(static_cast<std::uint32_t>(rows), 1024)
+      .bytes_moved(rows * n * dtype_size(dt) + rows * (dtype_size(dt) + 4))
+      .peer("argmax", {{"rows", static_cast<double>(rows)}, {"n", static_cast<double>(n)}});
+}
+
+}  // namespace
+
+// Vocabulary-sized rows, not a multiple of the group size.
+IRON_TEST(iron_argmax, vocab_rows, F32(0.0), F16(0.0), BF16(0.0)) {
+  const std::size_t rows = 4, n = 32000;
+  return argmax_setup(testing::round_through(rng.uniform(rows * n, -20.0f, 20.0f), dt), rows, n,
+                      1024, dt);
+}
+
+// Every row's maximum occurs ~n/4 times across all threads: the smallest index must win.
+IRON_TEST(iron_argmax, ties_smallest_index, F32(0.0), F16(0.0), BF16(0.0)) {
+  return argmax_setup(tied_values(5 * 999, 4, rng), 5, 999, 128, dt);
+}
+
+// A constant row (index 0), a row of -inf (index 0, value -inf), and the maximum last.
+IRON_TEST(iron_argmax, constant_and_infinite_rows, F32(0.0), F16(0.0), BF16(0.0)) {
+  const std::size_t n = 300;
+  std::vector<float> x(3 * n, 7.0f);
+  std::fill(x.begin() + n, x.begin() + 2 * n, -std::numeric_limits<float>::infinity());
+  for (std::size_t j = 0; j < n; ++j) x[2 * n + j] = static_cast<float>(j) * 0.25f;
+  return argmax_setup(testing::round_through(x, dt), 3, n, 64, dt);
+}
+
+// One element per row: most threads hold nothing.
+IRON_TEST(iron_argmax, single_element_rows, F32(0.0), F16(0.0), BF16(0.0)) {
+  return argmax_setup(testing::round_through(rng.uniform(6, -5.0f, 5.0f), dt), 6, 1, 32, dt);
+}
+
+IRON_BENCH(iron_argmax, rows4096_n32768, F32, F16, BF16) { return argmax_bench(4096, 32768, dt); }
+
+}  // namespace iron::kernels

@@ -1,0 +1,106 @@
+/// iron_log_softmax: out[r, j] = x[r, j] - max_k x[r, k] - log(sum_k exp(x[r, k] - max_k x[r, k])).
+///
+/// Subtracting the row maximum keeps exp() in range for inputs of any magnitude, and the result
+/// is formed as a difference (never log of a quotient), so it stays exact where softmax would
+/// underflow to 0. The row statistics are the shared primitive row_stats(); everything
+/// accumulates in f32 and only the final value is rounded to T.
+///
+/// ## Layout
+/// - `inp [rows, n]` T
+/// - `out [rows, n]` T
+///
+/// ## Dispatch
+/// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
+/// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
+#include <cmath>
+#include <iron/iron.hpp>
+#include <iron/testing/bench_registry.hpp>
+#include <iron/testing/registry.hpp>
+
+#include "../primitives/row_stats.hpp"
+
+namespace iron::kernels {
+using namespace iron::dsl;
+
+IRON_KERNEL(iron_log_softmax, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
+  dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
+  auto base = program_id<0>() * n;
+  const RowStats stats = row_stats(inp, base, n);
+  auto log_sum = log(stats.sum_exp);
+  // (x - max) - log_sum, not x - (max + log_sum): max + log_sum would round at the scale of max.
+  for (auto j : range(thread_id<0>(), n, group_size<0>())) {
+    store(out[base + j], cast<T>((cast<f32>(load(inp[base + j])) - stats.max) - log_sum));
+  }
+}
+
+namespace {
+
+/// The definition, in double.
+std::vector<float> log_softmax_oracle(const std::vector<float>& x, std::size_t rows,
+                                      std::size_t n) {
+  std::vector<float> y(x.size());
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* row = &x[r * n];
+    double peak = row[0];
+    for (std::size_t j = 1; j < n; ++j) peak = std::max(peak, double{row[j]});
+    double total = 0.0;
+    for (std::size_t j = 0; j < n; ++j) total += std::exp(row[j] - peak);
+    const double log_total = std::log(total);
+    for (std::size_t j = 0; j < n; ++j)
+      y[r * n + j] = static_cast<float>(row[j] - peak - log_total);
+  }
+  return y;
+}
+
+testing::TestSetup log_softmax_setup(std::size_t rows, std::size_t n, std::uint32_t tpg,
+                                     float spread, DType dt, testing::Rng& rng) {
+  const auto x = testing::round_through(rng.uniform(rows * n, -spread, spread), dt);
+  return testing::TestSetup("iron_log_softmax", dt)
+      .input("inp", x)
+      .output("out", rows * n)
+      .constant("n", static_cast<double>(n))
+      .expect("out", log_softmax_oracle(x, rows, n))
+      .grid_rows(static_cast<std::uint32_t>(rows), tpg);
+}
+
+testing::BenchSetup log_softmax_bench(std::size_t rows, std::size_t n, DType dt) {
+  const std::size_t bytes = rows * n * dtype_size(dt);
+  return testing::BenchSetup("iron_log_softmax", dt)
+      .random("inp", rows * n, -4.0f, 4.0f)
+      .output("out", rows * n)
+      .constant("n", static_cast<double>(n))
+      .grid_rows(static_cast<std::uint32_t>(rows), 512)
+      .bytes_moved(2 * bytes)
+      .peer("log_softmax", {{"rows", static_cast<double>(rows)}, {"n", static_cast<double>(n)}});
+}
+
+}  // namespace
+
+IRON_TEST(iron_log_softmax, rows_4096, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+  return log_softmax_setup(8, 4096, 256, 4.0f, dt, rng);
+}
+
+// Row lengths that are not a multiple of the group size.
+IRON_TEST(iron_log_softmax, ragged_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+  return log_softmax_setup(3, 1000, 128, 4.0f, dt, rng);
+}
+
+// A one-element row is log(1) = 0 exactly.
+IRON_TEST(iron_log_softmax, single_element_rows, F32(0.0), F16(0.0), BF16(0.0)) {
+  return log_softmax_setup(5, 1, 32, 4.0f, dt, rng);
+}
+
+// Inputs near ±3e4: exp() overflows unless the maximum is subtracted first, and most outputs
+// are around -3e4, where softmax would have underflowed to 0.
+IRON_TEST(iron_log_softmax, large_magnitude, F32(1e-6, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+  return log_softmax_setup(4, 333, 1024, 3.0e4f, dt, rng);
+}
+
+IRON_BENCH(iron_log_softmax, rows4096_n4096, F32, F16, BF16) {
+  return log_softmax_bench(4096, 4096, dt);
+}
+IRON_BENCH(iron_log_softmax, rows16384_n4096, F32, F16, BF16) {
+  return log_softmax_bench(16384, 4096, dt);
+}
+
+}  // namespace iron::kernels
