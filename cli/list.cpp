@@ -1,4 +1,4 @@
-/// `iron list [kernels|tests]`: the registered kernels and kernel tests.
+/// `iron list [kernels|tests|benches]`: the registered kernels, kernel tests and benches.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
+#include "iron/testing/bench_registry.hpp"
 #include "iron/testing/registry.hpp"
 
 namespace iron::cli {
@@ -57,19 +58,28 @@ void list_tests() {
   print_rows("tests", rows);
 }
 
+void list_benches() {
+  std::vector<Row> rows;
+  for (const auto& b : testing::registered_benches()) {
+    rows.push_back({b.name, dtype_names(b.dtypes), format_loc(b.loc)});
+  }
+  print_rows("benches", rows);
+}
+
 }  // namespace
 
 Command add_list_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "list",
-      "List the registered kernels (with their dtypes and source location) and kernel "
-      "tests (with the dtypes they run with)");
+      "List the registered kernels (with their dtypes and source location), kernel tests and "
+      "benches (with the dtypes they run with)");
   auto what = std::make_shared<std::string>("all");
-  cmd->add_option("what", *what, "kernels, tests, or all (the default)")
-      ->check(CLI::IsMember({"kernels", "tests", "all"}));
+  cmd->add_option("what", *what, "kernels, tests, benches, or all (the default)")
+      ->check(CLI::IsMember({"kernels", "tests", "benches", "all"}));
   return {cmd, [what] {
-            if (*what != "tests") list_kernels();
-            if (*what != "kernels") list_tests();
+            if (*what == "all" || *what == "kernels") list_kernels();
+            if (*what == "all" || *what == "tests") list_tests();
+            if (*what == "all" || *what == "benches") list_benches();
             return 0;
           }};
 }

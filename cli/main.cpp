@@ -1,4 +1,4 @@
-/// The `iron` command line: list, inspect, build, test, device, cache, snap, diff and run.
+/// The `iron` command line: list, inspect, build, test, bench, device, cache, snap, diff, run.
 #include <fmt/format.h>
 
 #include <vector>
@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
       iron::cli::add_build_command(app),  iron::cli::add_test_command(app),
       iron::cli::add_device_command(app), iron::cli::add_cache_command(app),
       iron::cli::add_snap_command(app),   iron::cli::add_diff_command(app),
-      iron::cli::add_run_command(app)};
+      iron::cli::add_run_command(app),    iron::cli::add_bench_command(app)};
   try {
     app.parse(argc, argv);
     for (const auto& command : commands) {

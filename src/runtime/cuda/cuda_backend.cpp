@@ -116,9 +116,17 @@ std::string grid_text(const Grid& grid) {
 
 const BackendStatus& cuda_backend_status() { return target().status; }
 
-CudaBackend::CudaBackend() : device_(*target().device), context_(target().context) {
-  IRON_INTERNAL_ASSERT(target().status.available, "CudaBackend made while CUDA is unavailable");
+const CudaDeviceInfo& cuda_device() {
+  IRON_INTERNAL_ASSERT(target().status.available, "cuda_device() while CUDA is unavailable");
+  return *target().device;
 }
+
+CUcontext cuda_context() {
+  IRON_INTERNAL_ASSERT(target().status.available, "cuda_context() while CUDA is unavailable");
+  return target().context;
+}
+
+CudaBackend::CudaBackend() : device_(cuda_device()), context_(cuda_context()) {}
 
 const CudaBackend::Prepared& CudaBackend::prepare(const ir::Kernel& kernel) {
   const std::uint64_t hash = ir::structural_hash(kernel);

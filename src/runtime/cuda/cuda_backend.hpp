@@ -17,6 +17,10 @@ namespace iron::runtime::cuda {
 /// and NVRTC. Found once per process. Thread-safe.
 const BackendStatus& cuda_backend_status();
 
+/// The device of cuda_backend_status() and its retained primary context; require available.
+const CudaDeviceInfo& cuda_device();
+CUcontext cuda_context();
+
 /// Runs launches on the device of cuda_backend_status(). One instance per thread; instances on
 /// several threads share the device, its primary context and the module cache.
 class CudaBackend final : public Backend {

@@ -110,6 +110,8 @@ std::vector<std::string> resolve_all(void* handle, DriverApi& api) {
   resolve(handle, "cuMemFree_v2", api.mem_free, missing);
   resolve(handle, "cuMemcpyHtoD_v2", api.memcpy_htod, missing);
   resolve(handle, "cuMemcpyDtoH_v2", api.memcpy_dtoh, missing);
+  resolve(handle, "cuMemcpyDtoD_v2", api.memcpy_dtod, missing);
+  resolve(handle, "cuMemsetD8_v2", api.memset_d8, missing);
   resolve(handle, "cuLaunchKernel", api.launch_kernel, missing);
   resolve(handle, "cuCtxSynchronize", api.ctx_synchronize, missing);
   resolve(handle, "cuGetErrorName", api.get_error_name, missing);

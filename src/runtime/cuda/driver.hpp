@@ -62,6 +62,8 @@ struct DriverApi {
   CUresult (*mem_free)(CUdeviceptr) = nullptr;
   CUresult (*memcpy_htod)(CUdeviceptr, const void*, std::size_t) = nullptr;
   CUresult (*memcpy_dtoh)(void*, CUdeviceptr, std::size_t) = nullptr;
+  CUresult (*memcpy_dtod)(CUdeviceptr, CUdeviceptr, std::size_t) = nullptr;
+  CUresult (*memset_d8)(CUdeviceptr, unsigned char, std::size_t) = nullptr;
   CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                             unsigned, CUstream, void**, void**) = nullptr;
   CUresult (*ctx_synchronize)() = nullptr;

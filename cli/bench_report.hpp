@@ -1,0 +1,28 @@
+/// What one `iron bench` run found, as a table for people and JSON for the peers script.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "iron/testing/bench_runner.hpp"
+
+namespace iron::cli {
+
+struct BenchRun {
+  std::string device;
+  std::string date;    ///< UTC, ISO 8601
+  std::string commit;  ///< $IRON_COMMIT, set by the bench scripts; empty when unknown
+  int repeat = 0;
+  std::optional<testing::Ceilings> ceilings;
+  std::vector<testing::BenchResult> results;
+};
+
+/// One row per bench: median µs (min–max), GB/s, TFLOP/s, % of the copy ceiling, and the
+/// reference's time and Iron's speed-up over it.
+void print_bench_table(const BenchRun& run);
+
+nlohmann::json bench_json(const BenchRun& run);
+
+}  // namespace iron::cli

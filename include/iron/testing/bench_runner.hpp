@@ -1,0 +1,66 @@
+/// Runs registered benches on the device: resident buffers rotated past the L2, a warm-up,
+/// device-event timing, the check that every output was written, and the optional CUDA
+/// reference timed and compared; and checks setups without a GPU (`iron bench --dry-run`).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "iron/runtime/bench_device.hpp"
+#include "iron/testing/bench_registry.hpp"
+
+namespace iron::testing {
+
+/// One timed kernel: per-run GPU time and the rates it implies.
+struct BenchTiming {
+  runtime::Spread us;   ///< microseconds per run
+  double gbps = 0.0;    ///< bytes moved / median time
+  double tflops = 0.0;  ///< FLOPs / median time
+};
+
+struct ReferenceResult {
+  std::string name;
+  BenchTiming timing;
+  double max_abs_error = 0.0;  ///< against Iron's outputs
+  bool matches = false;
+  std::string message;  ///< the first mismatches when not
+};
+
+struct BenchResult {
+  std::string name;  ///< "<kernel>.<case>"
+  std::string kernel;
+  DType dtype = DType::F32;
+  std::uint64_t bytes = 0;
+  std::uint64_t flops = 0;
+  std::string peer_op;
+  std::map<std::string, double> peer_dims;
+  runtime::Grid grid;
+  int buffer_sets = 1;            ///< rotated copies of the buffers (working set ≥ 4 × L2)
+  std::uint64_t working_set = 0;  ///< bytes of one set of buffers
+  BenchTiming iron;
+  std::optional<ReferenceResult> reference;
+  bool all_written = true;  ///< every output element written (unless the bench is partial)
+  std::string error;        ///< non-empty: the bench failed and has no timing
+};
+
+/// The ceilings measured at the start of a run.
+struct Ceilings {
+  double copy_gbps = 0.0;
+  std::uint64_t copy_bytes = 0;
+  runtime::GemmCeiling gemm;
+  int gemm_n = 0;
+};
+
+Ceilings measure_ceilings(runtime::BenchDevice& device, int repeat);
+
+/// Runs one bench in one dtype; never throws (failures land in `error`).
+BenchResult run_bench(const BenchCase& bench, DType dtype, runtime::BenchDevice& device,
+                      int repeat);
+
+/// Builds the setup and checks it without a device: a grid, bytes or FLOPs, a peer case, and the
+/// dispatch guard on placeholder arguments. Returns "" or what is wrong.
+std::string check_bench_setup(const BenchCase& bench, DType dtype);
+
+}  // namespace iron::testing

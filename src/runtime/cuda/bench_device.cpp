@@ -1,0 +1,272 @@
+/// BenchDevice on CUDA: resident buffers, prepared launches, event timing and the two ceilings.
+#include "iron/runtime/bench_device.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+
+#include "cublas.hpp"
+#include "cuda_backend.hpp"
+#include "cuda_module_cache.hpp"
+#include "iron/codegen/compile.hpp"
+#include "iron/core/error.hpp"
+#include "iron/core/half.hpp"
+#include "iron/runtime/dispatch_guard.hpp"
+#include "iron/runtime/nvrtc.hpp"
+#include "kernel_params.hpp"
+
+namespace iron::runtime {
+
+using cuda::CUdeviceptr;
+using cuda::CUevent;
+using cuda::CUfunction;
+using cuda::CUmodule;
+
+Spread spread_of(std::vector<double> values) {
+  IRON_INTERNAL_ASSERT(!values.empty(), "spread_of an empty list");
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  const double median = n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  return {median, values.front(), values.back()};
+}
+
+/// A launch ready to enqueue: the function, its grid, and the parameter array (which points
+/// into `placeholders` and the carriers KernelParams owns).
+struct PreparedLaunch {
+  std::string what;
+  CUfunction function = nullptr;
+  Grid grid;
+  std::vector<HostTensor> placeholders;
+  std::unique_ptr<cuda::KernelParams> params;
+};
+
+struct BenchDevice::Impl {
+  const cuda::Driver& driver = cuda::driver();
+  const CudaDeviceInfo* device = nullptr;
+  std::vector<CUdeviceptr> owned;
+  std::vector<std::unique_ptr<PreparedLaunch>> launches;
+
+  void check(cuda::CUresult r, std::string_view call, std::string_view what) const {
+    driver.check(r, call, what);
+  }
+  const cuda::DriverApi& api() const { return driver.api(); }
+
+  /// Placeholder host tensors (one element: the guard checks kinds and dtypes) and the device
+  /// addresses of `args`, as KernelParams wants them.
+  PreparedLaunch& add(std::string what, CUfunction fn, const std::vector<ResidentArg>& args,
+                      const Grid& grid, std::vector<Arg>* guard_args = nullptr) {
+    auto p = std::make_unique<PreparedLaunch>();
+    p->what = std::move(what);
+    p->function = fn;
+    p->grid = grid;
+    p->placeholders.reserve(args.size());
+    std::vector<Arg> marshalled;
+    std::vector<CUdeviceptr> addresses;
+    for (const ResidentArg& a : args) {
+      if (const auto* t = std::get_if<ResidentTensor>(&a)) {
+        HostTensor& h = p->placeholders.emplace_back();
+        h.dtype = t->dtype;
+        h.bytes.resize(dtype_size(t->dtype));
+        marshalled.emplace_back(&h);
+        addresses.push_back(t->address);
+      } else {
+        marshalled.emplace_back(std::get<Scalar>(a));
+        addresses.push_back(0);
+      }
+    }
+    if (guard_args != nullptr) *guard_args = marshalled;
+    p->params = std::make_unique<cuda::KernelParams>(marshalled, addresses);
+    launches.push_back(std::move(p));
+    return *launches.back();
+  }
+
+  void check_threads(CUfunction fn, const Grid& grid, const std::string& what) const {
+    int max_threads = 0;
+    check(api().func_get_attribute(
+              &max_threads, static_cast<int>(cuda::FunctionAttribute::MaxThreadsPerBlock), fn),
+          "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", what);
+    if (grid.group_size.volume() > static_cast<std::uint64_t>(max_threads)) {
+      throw DispatchError(fmt::format(
+          "{}: dispatch refused, nothing launched: {} threads per group exceed the {} the "
+          "compiled kernel can launch with",
+          what, grid.group_size.volume(), max_threads));
+    }
+  }
+};
+
+BenchDevice::BenchDevice() : impl_(std::make_unique<Impl>()) {
+  const BackendStatus& status = cuda::cuda_backend_status();
+  if (!status.available) throw Error("iron bench needs the cuda backend: " + status.reason);
+  impl_->device = &cuda::cuda_device();
+  impl_->check(impl_->api().ctx_set_current(cuda::cuda_context()), "cuCtxSetCurrent",
+               impl_->device->name);
+}
+
+BenchDevice::~BenchDevice() {
+  try {
+    free_all();
+  } catch (const Error& e) {
+    fmt::print(stderr, "iron bench: {}\n", e.what());
+  }
+}
+
+std::string BenchDevice::name() const { return impl_->device->name; }
+std::uint64_t BenchDevice::l2_bytes() const { return impl_->device->l2_bytes; }
+int BenchDevice::sm() const { return impl_->device->sm(); }
+
+DeviceAddress BenchDevice::alloc(std::size_t bytes) {
+  CUdeviceptr p = 0;
+  impl_->check(impl_->api().mem_alloc(&p, std::max<std::size_t>(bytes, 1)), "cuMemAlloc",
+               fmt::format("{} bytes", bytes));
+  impl_->owned.push_back(p);
+  return p;
+}
+
+void BenchDevice::upload(DeviceAddress to, std::span<const std::byte> bytes) {
+  impl_->check(impl_->api().memcpy_htod(to, bytes.data(), bytes.size()), "cuMemcpyHtoD",
+               "a bench input");
+}
+
+void BenchDevice::download(DeviceAddress from, std::span<std::byte> to) {
+  impl_->check(impl_->api().memcpy_dtoh(to.data(), from, to.size()), "cuMemcpyDtoH",
+               "a bench output");
+}
+
+void BenchDevice::copy(DeviceAddress to, DeviceAddress from, std::size_t bytes) {
+  impl_->check(impl_->api().memcpy_dtod(to, from, bytes), "cuMemcpyDtoD", "a bench buffer");
+}
+
+void BenchDevice::fill(DeviceAddress to, std::size_t bytes, std::uint8_t value) {
+  impl_->check(impl_->api().memset_d8(to, value, bytes), "cuMemsetD8", "a bench buffer");
+}
+
+void BenchDevice::free_all() {
+  impl_->check(impl_->api().ctx_synchronize(), "cuCtxSynchronize", "freeing bench buffers");
+  std::vector<CUdeviceptr> owned;
+  owned.swap(impl_->owned);
+  for (CUdeviceptr p : owned) impl_->check(impl_->api().mem_free(p), "cuMemFree", "a bench buffer");
+  impl_->launches.clear();
+}
+
+int BenchDevice::prepare(const ir::Kernel& kernel, const std::vector<ResidentArg>& args,
+                         const Grid& grid) {
+  const codegen::CompiledKernel compiled =
+      codegen::compile_kernel(kernel, codegen::TargetProfile::cuda(sm()));
+  const CUmodule module = cuda::load_module(compiled, sm());
+  CUfunction fn = nullptr;
+  impl_->check(impl_->api().module_get_function(&fn, module, compiled.symbol.c_str()),
+               "cuModuleGetFunction", compiled.symbol);
+  std::vector<Arg> guard_args;
+  impl_->add(compiled.symbol, fn, args, grid, &guard_args);
+  check_dispatch(kernel, guard_args, grid, impl_->device->limits);
+  impl_->check_threads(fn, grid, compiled.symbol);
+  return static_cast<int>(impl_->launches.size()) - 1;
+}
+
+int BenchDevice::prepare_source(const std::string& source, const std::string& symbol,
+                                const std::vector<ResidentArg>& args, const Grid& grid) {
+  const CubinResult cubin = compile_cubin(source, symbol, sm());
+  CUmodule module = nullptr;
+  impl_->check(impl_->api().module_load_data(&module, cubin.cubin.data()), "cuModuleLoadData",
+               symbol);
+  CUfunction fn = nullptr;
+  impl_->check(impl_->api().module_get_function(&fn, module, symbol.c_str()), "cuModuleGetFunction",
+               symbol);
+  impl_->add(symbol, fn, args, grid);
+  impl_->check_threads(fn, grid, symbol);
+  return static_cast<int>(impl_->launches.size()) - 1;
+}
+
+void BenchDevice::launch(int handle) {
+  PreparedLaunch& p = *impl_->launches.at(static_cast<std::size_t>(handle));
+  const Grid& g = p.grid;
+  impl_->check(impl_->api().launch_kernel(p.function, g.groups.x, g.groups.y, g.groups.z,
+                                          g.group_size.x, g.group_size.y, g.group_size.z, 0,
+                                          nullptr, p.params->data(), nullptr),
+               "cuLaunchKernel", p.what);
+}
+
+void BenchDevice::synchronize(const std::string& what) {
+  if (const cuda::CUresult r = impl_->api().ctx_synchronize(); r != cuda::kCudaSuccess) {
+    throw Error(fmt::format("{} failed on the GPU: {}", what, impl_->driver.describe(r)));
+  }
+}
+
+std::vector<double> BenchDevice::time(const std::function<void(int)>& enqueue, int warmup,
+                                      int repeat, const std::string& what) {
+  for (int i = 0; i < warmup; ++i) enqueue(i);
+  synchronize(what);
+  const auto& api = impl_->api();
+  std::vector<CUevent> events(static_cast<std::size_t>(2 * repeat), nullptr);
+  for (CUevent& e : events) impl_->check(api.event_create(&e, 0), "cuEventCreate", what);
+  for (int i = 0; i < repeat; ++i) {
+    impl_->check(api.event_record(events[2 * i], nullptr), "cuEventRecord", what);
+    enqueue(warmup + i);
+    impl_->check(api.event_record(events[2 * i + 1], nullptr), "cuEventRecord", what);
+  }
+  synchronize(what);
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    float elapsed = 0.0f;
+    impl_->check(api.event_elapsed_time(&elapsed, events[2 * i], events[2 * i + 1]),
+                 "cuEventElapsedTime", what);
+    ms.push_back(elapsed);
+  }
+  for (CUevent e : events) impl_->check(api.event_destroy(e), "cuEventDestroy", what);
+  return ms;
+}
+
+double BenchDevice::copy_gbps(std::size_t bytes, int repeat) {
+  const DeviceAddress a = alloc(bytes);
+  const DeviceAddress b = alloc(bytes);
+  fill(a, bytes, 0x3c);
+  const auto ms = time([&](int) { copy(b, a, bytes); }, 2, repeat, "the copy ceiling");
+  return 2.0 * static_cast<double>(bytes) / (spread_of(ms).median * 1e6);
+}
+
+GemmCeiling BenchDevice::gemm_tflops(int n, int repeat) {
+  const cuda::Cublas& lib = cuda::cublas();
+  GemmCeiling result;
+  result.library = lib.path;
+  if (!lib.available) {
+    result.reason = lib.reason;
+    return result;
+  }
+  const auto elements = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  std::vector<std::uint16_t> host(elements);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (auto& v : host) v = f32_to_bf16_bits(dist(rng));
+  const auto bytes = std::as_bytes(std::span(host));
+  const DeviceAddress a = alloc(bytes.size());
+  const DeviceAddress b = alloc(bytes.size());
+  const DeviceAddress c = alloc(bytes.size());
+  upload(a, bytes);
+  upload(b, bytes);
+  cuda::CublasHandle handle = nullptr;
+  if (const int s = lib.api.create(&handle); s != 0) {
+    result.reason = fmt::format("cublasCreate failed with status {}", s);
+    return result;
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  int status = 0;
+  const auto gemm = [&](int) {
+    status =
+        std::max(status, lib.api.gemm_ex(handle, cuda::kCublasOpN, cuda::kCublasOpN, n, n, n,
+                                         &alpha, reinterpret_cast<const void*>(a), cuda::kCudaR16BF,
+                                         n, reinterpret_cast<const void*>(b), cuda::kCudaR16BF, n,
+                                         &beta, reinterpret_cast<void*>(c), cuda::kCudaR16BF, n,
+                                         cuda::kCublasCompute32F, cuda::kCublasGemmDefault));
+  };
+  const auto ms = time(gemm, 2, repeat, "the cuBLAS ceiling");
+  lib.api.destroy(handle);
+  if (status != 0) {
+    result.reason = fmt::format("cublasGemmEx failed with status {}", status);
+    return result;
+  }
+  result.tflops = 2.0 * n * static_cast<double>(n) * n / (spread_of(ms).median * 1e9);
+  return result;
+}
+
+}  // namespace iron::runtime

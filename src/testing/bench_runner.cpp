@@ -1,0 +1,337 @@
+/// The bench runner: host data made once, uploaded once and copied into rotated sets on the
+/// device; Iron's kernel and the reference launched on resident buffers and timed with events.
+#include "iron/testing/bench_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "iron/core/error.hpp"
+#include "iron/runtime/dispatch_guard.hpp"
+#include "iron/testing/data.hpp"
+#include "iron/testing/runner.hpp"
+
+namespace iron::testing {
+namespace {
+
+constexpr int kWarmup = 3;
+constexpr std::uint64_t kMaxRotatedBytes = std::uint64_t{8} << 30;  // all sets together
+constexpr int kMaxSets = 64;
+constexpr std::uint64_t kSeed = 1;  // benches use fixed data: runs compare
+
+/// The bytes of one input, made on the host from its fill.
+runtime::HostTensor make_input(const BenchFill& f, DType dtype, Rng& rng) {
+  switch (f.kind) {
+    case BenchFill::Kind::Uniform:
+      return pack(rng.uniform(f.count, f.lo, f.hi), dtype);
+    case BenchFill::Kind::Values:
+      return pack(f.values, dtype);
+    case BenchFill::Kind::Words:
+      return pack_u32(f.words.empty() ? rng.integers(f.count, f.word_lo, f.word_hi) : f.words,
+                      dtype);
+  }
+  return {};
+}
+
+/// One set of device buffers, by parameter name.
+using BufferSet = std::map<std::string, runtime::ResidentTensor>;
+
+/// The launch arguments of `kernel` over one buffer set, in parameter order.
+std::vector<runtime::ResidentArg> kernel_args(const BenchSetup& setup, const BufferSet& set) {
+  std::vector<runtime::ResidentArg> args;
+  for (const ir::Param& p : setup.kernel().params) {
+    if (p.kind == ir::ParamKind::Constexpr) {
+      const auto found = setup.constants().find(p.name);
+      if (found == setup.constants().end()) {
+        throw Error(
+            fmt::format("bench of {}: constexpr '{}' is not given", setup.kernel().name, p.name));
+      }
+      args.emplace_back(found->second);
+    } else {
+      const auto found = set.find(p.name);
+      if (found == set.end()) {
+        throw Error(fmt::format("bench of {}: {} '{}' is not given", setup.kernel().name,
+                                p.kind == ir::ParamKind::Input ? "input" : "output", p.name));
+      }
+      args.emplace_back(found->second);
+    }
+  }
+  return args;
+}
+
+/// The reference's arguments: named buffers from `set` (its outputs from `own_outputs`), named
+/// constexprs, and its own scalars.
+std::vector<runtime::ResidentArg> reference_args(const BenchSetup& setup, const BufferSet& set,
+                                                 const BufferSet& own_outputs) {
+  std::vector<runtime::ResidentArg> args;
+  for (const ReferenceArg& a : setup.cuda_reference()->args) {
+    if (const auto* scalar = std::get_if<runtime::Scalar>(&a)) {
+      args.emplace_back(*scalar);
+      continue;
+    }
+    const std::string& name = std::get<std::string>(a);
+    if (const auto c = setup.constants().find(name); c != setup.constants().end()) {
+      args.emplace_back(c->second);
+    } else if (const auto o = own_outputs.find(name); o != own_outputs.end()) {
+      args.emplace_back(o->second);
+    } else {
+      args.emplace_back(set.at(name));
+    }
+  }
+  return args;
+}
+
+BenchTiming timing_of(const std::vector<double>& ms, const BenchSetup& setup) {
+  std::vector<double> us(ms.size());
+  std::transform(ms.begin(), ms.end(), us.begin(), [](double m) { return m * 1e3; });
+  BenchTiming t;
+  t.us = runtime::spread_of(us);
+  t.gbps = static_cast<double>(setup.bytes()) / (t.us.median * 1e3);
+  t.tflops = static_cast<double>(setup.flop_count()) / (t.us.median * 1e6);
+  return t;
+}
+
+runtime::HostTensor download(runtime::BenchDevice& device, const runtime::ResidentTensor& t) {
+  runtime::HostTensor h;
+  h.dtype = t.dtype;
+  h.bytes.resize(t.count * dtype_size(t.dtype));
+  device.download(t.address, h.bytes);
+  return h;
+}
+
+/// Elements of `t` that still hold the poison (all bytes 0xFF).
+std::size_t poisoned_elements(const runtime::HostTensor& t) {
+  const std::size_t width = dtype_size(t.dtype);
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < t.bytes.size(); i += width) {
+    bool all = true;
+    for (std::size_t b = 0; b < width && all; ++b) all = t.bytes[i + b] == std::byte{0xFF};
+    count += all ? 1 : 0;
+  }
+  return count;
+}
+
+class BenchRun {
+ public:
+  BenchRun(const BenchCase& bench, DType dtype, runtime::BenchDevice& device, int repeat)
+      : setup_(bench.make(dtype)), device_(device), repeat_(repeat) {
+    result_.name = bench.name;
+    result_.kernel = bench.kernel;
+    result_.dtype = dtype;
+    result_.bytes = setup_.bytes();
+    result_.flops = setup_.flop_count();
+    result_.peer_op = setup_.peer_op();
+    result_.peer_dims = setup_.peer_dims();
+    result_.grid = setup_.launch_grid();
+  }
+
+  BenchResult run() {
+    if (!setup_.has_grid()) throw Error("the bench sets no grid");
+    allocate_sets();
+    std::vector<int> handles;
+    for (const BufferSet& set : sets_) {
+      handles.push_back(
+          device_.prepare(setup_.kernel(), kernel_args(setup_, set), setup_.launch_grid()));
+    }
+    poison(sets_[0]);
+    device_.launch(handles[0]);
+    device_.synchronize(result_.name);
+    check_written();
+    if (setup_.cuda_reference()) run_reference();
+    const auto ms = device_.time(
+        [&](int run) { device_.launch(handles[static_cast<std::size_t>(run) % handles.size()]); },
+        kWarmup, repeat_, result_.name);
+    result_.iron = timing_of(ms, setup_);
+    return result_;
+  }
+
+ private:
+  void allocate_sets() {
+    Rng rng(case_seed(kSeed, result_.name, result_.dtype));
+    std::map<std::string, runtime::HostTensor> host;
+    std::uint64_t ws = 0;
+    for (const auto& [name, fill] : setup_.inputs()) {
+      const ir::Param& p = setup_.kernel().params[setup_.kernel().find_param(name)];
+      host[name] = make_input(fill, p.dtype, rng);
+      ws += host[name].bytes.size();
+    }
+    for (const auto& [name, count] : setup_.outputs()) {
+      ws += count * dtype_size(output_dtype(name));
+    }
+    result_.working_set = ws;
+    const std::uint64_t want = 4 * device_.l2_bytes();
+    int sets = ws >= want ? 1 : static_cast<int>((want + ws - 1) / std::max<std::uint64_t>(ws, 1));
+    sets = std::clamp(sets, 1, kMaxSets);
+    while (sets > 1 && sets * ws > kMaxRotatedBytes) --sets;
+    result_.buffer_sets = sets;
+    for (int s = 0; s < sets; ++s) {
+      BufferSet set;
+      for (const auto& [name, h] : host) {
+        const runtime::ResidentTensor t{device_.alloc(h.bytes.size()), h.dtype, h.count()};
+        if (s == 0) {
+          device_.upload(t.address, h.bytes);
+        } else {
+          device_.copy(t.address, sets_[0].at(name).address, h.bytes.size());
+        }
+        set[name] = t;
+      }
+      for (const auto& [name, count] : setup_.outputs()) {
+        const DType dt = output_dtype(name);
+        set[name] = {device_.alloc(count * dtype_size(dt)), dt, count};
+      }
+      sets_.push_back(std::move(set));
+    }
+  }
+
+  DType output_dtype(const std::string& name) const {
+    return setup_.kernel().params[setup_.kernel().find_param(name)].dtype;
+  }
+
+  void poison(const BufferSet& set) {
+    for (const auto& [name, count] : setup_.outputs()) {
+      const runtime::ResidentTensor& t = set.at(name);
+      device_.fill(t.address, count * dtype_size(t.dtype), 0xFF);
+    }
+  }
+
+  void check_written() {
+    if (!setup_.checks_every_output()) return;
+    for (const auto& [name, count] : setup_.outputs()) {
+      const std::size_t left = poisoned_elements(download(device_, sets_[0].at(name)));
+      if (left > 0) {
+        result_.all_written = false;
+        throw Error(
+            fmt::format("output '{}': {} of {} elements were not written", name, left, count));
+      }
+    }
+  }
+
+  void run_reference() {
+    const CudaReference& ref = *setup_.cuda_reference();
+    ReferenceResult r;
+    r.name = ref.name;
+    const std::string source = fmt::format(
+        "#define IRON_REF_T {}\n#include <cuda_fp16.h>\n"
+        "#include <cuda_bf16.h>\n{}",
+        cuda_type(setup_.dtype()), ref.source);
+    std::vector<int> handles;
+    std::vector<BufferSet> own(sets_.size());
+    for (std::size_t s = 0; s < sets_.size(); ++s) {
+      for (const auto& [name, count] : setup_.outputs()) {
+        const DType dt = output_dtype(name);
+        own[s][name] = {device_.alloc(count * dtype_size(dt)), dt, count};
+      }
+      handles.push_back(device_.prepare_source(source, ref.symbol,
+                                               reference_args(setup_, sets_[s], own[s]), ref.grid));
+    }
+    poison(own[0]);
+    device_.launch(handles[0]);
+    device_.synchronize(ref.name);
+    r.matches = true;
+    for (const auto& [name, count] : setup_.outputs()) {
+      const auto want = unpack(download(device_, sets_[0].at(name)));
+      const auto got = unpack(download(device_, own[0].at(name)));
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const double d = std::fabs(double{got[i]} - want[i]);
+        r.max_abs_error = std::isnan(d) ? d : std::max(r.max_abs_error, d);
+      }
+      if (std::string m = compare_outputs(name, got, want, ref.tolerance); !m.empty()) {
+        r.matches = false;
+        r.message += m;
+      }
+    }
+    const auto ms = device_.time(
+        [&](int run) { device_.launch(handles[static_cast<std::size_t>(run) % handles.size()]); },
+        kWarmup, repeat_, ref.name);
+    r.timing = timing_of(ms, setup_);
+    result_.reference = std::move(r);
+  }
+
+  static std::string_view cuda_type(DType dt) {
+    switch (dt) {
+      case DType::F16:
+        return "__half";
+      case DType::BF16:
+        return "__nv_bfloat16";
+      default:
+        return "float";
+    }
+  }
+
+  BenchSetup setup_;
+  runtime::BenchDevice& device_;
+  int repeat_;
+  std::vector<BufferSet> sets_;
+  BenchResult result_;
+};
+
+}  // namespace
+
+Ceilings measure_ceilings(runtime::BenchDevice& device, int repeat) {
+  Ceilings c;
+  c.copy_bytes = std::uint64_t{1} << 30;
+  c.copy_gbps = device.copy_gbps(c.copy_bytes, repeat);
+  device.free_all();
+  c.gemm_n = 8192;
+  c.gemm = device.gemm_tflops(c.gemm_n, repeat);
+  device.free_all();
+  return c;
+}
+
+BenchResult run_bench(const BenchCase& bench, DType dtype, runtime::BenchDevice& device,
+                      int repeat) {
+  BenchResult result;
+  result.name = bench.name;
+  result.kernel = bench.kernel;
+  result.dtype = dtype;
+  try {
+    BenchRun run(bench, dtype, device, repeat);
+    result = run.run();
+  } catch (const std::exception& e) {
+    result.error = e.what();
+  }
+  try {
+    device.free_all();
+  } catch (const std::exception& e) {
+    if (result.error.empty()) result.error = e.what();
+  }
+  return result;
+}
+
+std::string check_bench_setup(const BenchCase& bench, DType dtype) {
+  try {
+    const BenchSetup setup = bench.make(dtype);
+    if (!setup.has_grid()) return "the bench sets no grid";
+    if (setup.bytes() == 0 && setup.flop_count() == 0) {
+      return "the bench gives neither bytes_moved nor flops";
+    }
+    if (setup.peer_op().empty()) return "the bench names no peer case (peer(op, dims))";
+    std::vector<runtime::HostTensor> placeholders;
+    placeholders.reserve(setup.kernel().params.size());
+    std::vector<runtime::Arg> args;
+    for (const ir::Param& p : setup.kernel().params) {
+      if (p.kind == ir::ParamKind::Constexpr) {
+        const auto found = setup.constants().find(p.name);
+        if (found == setup.constants().end())
+          return fmt::format("constexpr '{}' is not given", p.name);
+        args.emplace_back(found->second);
+        continue;
+      }
+      const bool given = p.kind == ir::ParamKind::Input ? setup.inputs().count(p.name) > 0
+                                                        : setup.outputs().count(p.name) > 0;
+      if (!given) return fmt::format("buffer '{}' is not given", p.name);
+      runtime::HostTensor& h = placeholders.emplace_back();
+      h.dtype = p.dtype;
+      h.bytes.resize(dtype_size(p.dtype));
+      args.emplace_back(&h);
+    }
+    runtime::check_dispatch(setup.kernel(), args, setup.launch_grid());
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace iron::testing
