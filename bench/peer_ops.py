@@ -1,0 +1,247 @@
+"""The peer implementations of each Iron bench operation, by the operation name a bench gives in
+`BenchSetup::peer(op, dims)`. CASES[op] = (make_inputs, peers): make_inputs(dims, dtype, gen)
+returns the inputs as a tuple; peers(dims, dtype) returns {peer name: builder}, and each
+builder returns a function of the inputs that computes the operation and returns its output.
+The first peer listed is the reference the others are checked against."""
+import torch
+import torch.nn.functional as F
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # Triton peers are skipped where Triton is absent
+    triton = None
+
+
+def triton_version():
+    return triton.__version__ if triton else None
+
+
+def uniform(shape, dtype, gen, lo=-1.0, hi=1.0):
+    return (torch.rand(shape, device="cuda", generator=gen) * (hi - lo) + lo).to(dtype)
+
+
+def ints(shape, hi, gen, lo=0):
+    return torch.randint(lo, hi, shape, device="cuda", generator=gen, dtype=torch.int64)
+
+
+def compiled(fn):
+    """torch.compile of fn, built on first use so that --no-compile never compiles."""
+    return lambda: torch.compile(fn, dynamic=False)
+
+
+def d(dims, key):
+    return int(dims[key])
+
+
+# ── Triton kernels: the standard forms a Triton user writes ────────────────────────────────────
+
+if triton:
+    @triton.jit
+    def _triton_scale(x_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, (x.to(tl.float32) * alpha).to(out_ptr.dtype.element_ty),
+                 mask=mask)
+
+    @triton.jit
+    def _triton_add(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        a = tl.load(a_ptr + offs, mask=mask).to(tl.float32)
+        b = tl.load(b_ptr + offs, mask=mask).to(tl.float32)
+        tl.store(out_ptr + offs, (a + b).to(out_ptr.dtype.element_ty), mask=mask)
+
+    @triton.jit
+    def _triton_softmax(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + row * n + offs, mask=mask, other=-float("inf")).to(tl.float32)
+        e = tl.exp(x - tl.max(x, axis=0))
+        y = e / tl.sum(e, axis=0)
+        tl.store(out_ptr + row * n + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
+
+    @triton.jit
+    def _triton_rms_norm(x_ptr, w_ptr, out_ptr, n, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + row * n + offs, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        r = tl.rsqrt(tl.sum(x * x, axis=0) / n + eps)
+        tl.store(out_ptr + row * n + offs, (x * r * w).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def triton_scale(alpha):
+    def run(x):
+        out = torch.empty_like(x)
+        n = x.numel()
+        _triton_scale[(triton.cdiv(n, 1024),)](x, out, alpha, n, BLOCK=1024)
+        return out
+    return run
+
+
+def triton_add(a, b):
+    out = torch.empty_like(a)
+    n = a.numel()
+    _triton_add[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024)
+    return out
+
+
+def triton_softmax(x):
+    rows, n = x.shape
+    out = torch.empty_like(x)
+    block = triton.next_power_of_2(n)
+    _triton_softmax[(rows,)](x, out, n, BLOCK=block, num_warps=8 if block >= 2048 else 4)
+    return out
+
+
+def triton_rms_norm(eps):
+    def run(x, w):
+        rows, n = x.shape
+        out = torch.empty_like(x)
+        block = triton.next_power_of_2(n)
+        _triton_rms_norm[(rows,)](x, w, out, n, eps, BLOCK=block,
+                                  num_warps=8 if block >= 2048 else 4)
+        return out
+    return run
+
+
+def with_triton(peers, **triton_peers):
+    if triton:
+        peers.update({name: (lambda f=f: f) for name, f in triton_peers.items()})
+    return peers
+
+
+# ── Streaming ──────────────────────────────────────────────────────────────────────────────────
+
+def _one(dims, dtype, gen):
+    return (uniform(d(dims, "n"), dtype, gen),)
+
+
+def _two(dims, dtype, gen):
+    return (uniform(d(dims, "n"), dtype, gen), uniform(d(dims, "n"), dtype, gen, 0.5, 1.5))
+
+
+def _rows_and_row(dims, dtype, gen):
+    return (uniform((d(dims, "rows"), d(dims, "n")), dtype, gen),
+            uniform(d(dims, "n"), dtype, gen, 0.5, 1.5))
+
+
+def _copy_peers(dims, dtype):
+    return with_triton({"torch copy_": lambda: lambda x: torch.empty_like(x).copy_(x)})
+
+
+def _scale_peers(dims, dtype):
+    alpha = dims["alpha"]
+    return with_triton({"torch.mul": lambda: lambda x: torch.mul(x, alpha),
+                        "torch.compile": compiled(lambda x: x * alpha)},
+                       triton=triton_scale(alpha))
+
+
+def _binary(fn, triton_fn=None):
+    def peers(dims, dtype):
+        p = {f"torch.{fn.__name__}": lambda: fn}
+        return with_triton(p, triton=triton_fn) if triton_fn else p
+    return peers
+
+
+def _unary(name, fn):
+    def peers(dims, dtype):
+        return {name: lambda: fn, "torch.compile": compiled(fn)}
+    return peers
+
+
+def _swiglu(a, b):
+    return F.silu(a) * b
+
+
+def _gelu_tanh(x):
+    return F.gelu(x, approximate="tanh")
+
+
+# ── Rows ───────────────────────────────────────────────────────────────────────────────────────
+
+def _rows(dims, dtype, gen):
+    return (uniform((d(dims, "rows"), d(dims, "n")), dtype, gen, -4.0, 4.0),)
+
+
+def _softmax_peers(dims, dtype):
+    return with_triton({"torch.softmax": lambda: lambda x: torch.softmax(x, -1),
+                        "torch.compile": compiled(lambda x: torch.softmax(x, -1))},
+                       triton=triton_softmax)
+
+
+def _norm_inputs(dims, dtype, gen):
+    return (uniform((d(dims, "rows"), d(dims, "n")), dtype, gen),
+            uniform(d(dims, "n"), dtype, gen, 0.5, 1.5))
+
+
+def _rms_norm_peers(dims, dtype):
+    eps = dims.get("eps", 1e-6)
+    n = d(dims, "n")
+    fn = lambda x, w: F.rms_norm(x, (n,), w, eps)  # noqa: E731
+    return with_triton({"F.rms_norm": lambda: fn, "torch.compile": compiled(fn)},
+                       triton=triton_rms_norm(eps))
+
+
+def _layer_norm_inputs(dims, dtype, gen):
+    n = d(dims, "n")
+    return (uniform((d(dims, "rows"), n), dtype, gen), uniform(n, dtype, gen, 0.5, 1.5),
+            uniform(n, dtype, gen))
+
+
+def _layer_norm_peers(dims, dtype):
+    eps = dims.get("eps", 1e-5)
+    n = d(dims, "n")
+    with_bias = bool(dims.get("bias", 0))
+    fn = lambda x, w, b: F.layer_norm(x, (n,), w, b if with_bias else None, eps)  # noqa: E731
+    return {"F.layer_norm": lambda: fn, "torch.compile": compiled(fn)}
+
+
+def _add_rms_norm_inputs(dims, dtype, gen):
+    rows, n = d(dims, "rows"), d(dims, "n")
+    return (uniform((rows, n), dtype, gen), uniform((rows, n), dtype, gen),
+            uniform(n, dtype, gen, 0.5, 1.5))
+
+
+def _add_rms_norm_peers(dims, dtype):
+    eps = dims.get("eps", 1e-6)
+    n = d(dims, "n")
+
+    def eager(x, residual, w):
+        s = x + residual
+        return F.rms_norm(s, (n,), w, eps)
+    return {"torch eager (add, rms_norm)": lambda: eager, "torch.compile": compiled(eager)}
+
+
+CASES = {
+    "copy": (_one, _copy_peers),
+    "scale": (_one, _scale_peers),
+    "add": (_two, _binary(torch.add, triton_add if triton else None)),
+    "sub": (_two, _binary(torch.sub)),
+    "mul": (_two, _binary(torch.mul)),
+    "div": (_two, _binary(torch.div)),
+    "add_row": (_rows_and_row, _binary(torch.add)),
+    "sub_row": (_rows_and_row, _binary(torch.sub)),
+    "mul_row": (_rows_and_row, _binary(torch.mul)),
+    "div_row": (_rows_and_row, _binary(torch.div)),
+    "exp": (_one, _unary("torch.exp", torch.exp)),
+    "silu": (_one, _unary("F.silu", F.silu)),
+    "gelu_tanh": (_one, _unary("F.gelu(tanh)", _gelu_tanh)),
+    "gelu_erf": (_one, _unary("F.gelu", F.gelu)),
+    "relu": (_one, _unary("F.relu", F.relu)),
+    "swiglu": (_two, _unary("torch eager silu(a)*b", _swiglu)),
+    "softmax": (_rows, _softmax_peers),
+    "log_softmax": (_rows, _unary("F.log_softmax", lambda x: F.log_softmax(x, -1))),
+    "row_sum": (_rows, _unary("torch.sum", lambda x: x.sum(-1))),
+    "row_max": (_rows, _unary("torch.amax", lambda x: x.amax(-1))),
+    "row_min": (_rows, _unary("torch.amin", lambda x: x.amin(-1))),
+    "argmax": (_rows, _unary("torch.max(dim)", lambda x: torch.max(x, -1))),
+    "cumsum": (_rows, _unary("torch.cumsum", lambda x: torch.cumsum(x, -1))),
+    "rms_norm": (_norm_inputs, _rms_norm_peers),
+    "layer_norm": (_layer_norm_inputs, _layer_norm_peers),
+    "add_rms_norm": (_add_rms_norm_inputs, _add_rms_norm_peers),
+}
