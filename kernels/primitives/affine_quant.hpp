@@ -1,0 +1,33 @@
+/// Affine group quantization (MLX's "affine" mode): codes of BITS bits packed little-endian into
+/// u32 words, and the decode w = scale * q + bias of one code.
+///
+/// Shared by every kernel that reads affine-quantized weights (dequantization, quantized
+/// matrix products), so the bit layout is written once.
+#pragma once
+
+#include <iron/iron.hpp>
+
+namespace iron::kernels {
+
+/// Codes in one u32 word at BITS bits each.
+template <dsl::u32 BITS>
+inline constexpr dsl::u32 codes_per_word = 32 / BITS;
+
+/// Code k of `word`: bits [k * BITS, (k + 1) * BITS), so code 0 is the least significant.
+template <dsl::u32 BITS>
+dsl::Expr<dsl::u32> unpack_code(const dsl::Expr<dsl::u32>& word, dsl::u32 k) {
+  static_assert(BITS > 0 && 32 % BITS == 0, "affine codes must tile a u32 word");
+  const dsl::u32 shift = k * BITS;
+  auto shifted = shift == 0 ? word : word >> shift;
+  // The top code needs no mask: the shift has already dropped every other bit.
+  return shift + BITS == 32 ? shifted : shifted & ((1u << BITS) - 1u);
+}
+
+/// w = scale * q + bias in f32 with one rounding.
+inline dsl::Expr<dsl::f32> affine_dequant(const dsl::Expr<dsl::u32>& q,
+                                          const dsl::Expr<dsl::f32>& scale,
+                                          const dsl::Expr<dsl::f32>& bias) {
+  return dsl::fma(dsl::cast<dsl::f32>(q), scale, bias);
+}
+
+}  // namespace iron::kernels

@@ -1,0 +1,226 @@
+/// iron_dequant_affine_b{4,8}_g{32,64,128}: w[r, c] = scale[r, c / G] * q[r, c] + bias[r, c / G],
+/// the group-wise affine dequantization of MLX's "affine" mode.
+///
+/// The layout is MLX's (mlx.core.quantize / mlx.core.dequantize,
+/// https://ml-explore.github.io/mlx/build/html/python/_autosummary/mlx.core.quantize.html):
+/// every G consecutive elements of a row share a scale s and a bias β of the weights' dtype, the
+/// codes q (unsigned, BITS bits) are packed little-endian into u32 words, and w = s * q + β.
+/// Code k of a word sits in bits [k * BITS, (k + 1) * BITS): 8 codes per word at 4 bits, 4 at
+/// 8 bits. The decode is one f32 fma rounded once to T (kernels/primitives/affine_quant.hpp).
+///
+/// Since cols is a multiple of G and G of the codes per word, a word never straddles a group or
+/// a row: word w holds flat elements w * P .. w * P + P - 1 (P = 32 / BITS) and belongs to the
+/// flat group w / (G / P), so the kernel needs only the number of words.
+///
+/// ## Layout
+/// - `packed [rows, cols * BITS / 32]` u32
+/// - `scales [rows, cols / G]` T
+/// - `biases [rows, cols / G]` T
+/// - `out    [rows, cols]` T
+/// - `words` = rows * cols * BITS / 32; cols must be a multiple of G.
+///
+/// ## Dispatch
+/// Elementwise, grid-stride over words: any grid; each thread decodes whole words and writes
+/// their P consecutive outputs.
+#include <iron/iron.hpp>
+#include <iron/testing/bench_registry.hpp>
+#include <iron/testing/registry.hpp>
+
+#include "../primitives/affine_quant.hpp"
+
+namespace iron::kernels {
+using namespace iron::dsl;
+
+IRON_KERNEL_TEMPLATE(iron_dequant_affine, (u32 BITS, u32 GROUP),
+                     (Tensor<u32> packed, Tensor<T> scales, Tensor<T> biases, Out<T> out,
+                      Constexpr<u32> words)) {
+  constexpr u32 per_word = codes_per_word<BITS>;
+  static_assert(GROUP % per_word == 0, "a group must hold whole words");
+  constexpr u32 words_per_group = GROUP / per_word;
+  for (auto w : range(global_id<0>(), words, grid_threads<0>())) {
+    auto word = load(packed[w]);
+    auto group = w / words_per_group;
+    auto scale = cast<f32>(load(scales[group]));
+    auto bias = cast<f32>(load(biases[group]));
+    for (u32 k = 0; k < per_word; ++k) {
+      store(out[w * per_word + k],
+            cast<T>(affine_dequant(unpack_code<BITS>(word, k), scale, bias)));
+    }
+  }
+}
+IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g32, 4, 32);
+IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g64, 4, 64);
+IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g128, 4, 128);
+IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g32, 8, 32);
+IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g64, 8, 64);
+IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g128, 8, 128);
+
+namespace {
+
+/// One quantized matrix: codes (one per element), their packed words, scales and biases.
+struct AffineWeights {
+  std::vector<std::uint32_t> codes;
+  std::vector<std::uint32_t> words;
+  std::vector<float> scales;
+  std::vector<float> biases;
+};
+
+/// The definition, in double: element i is scale * q + bias of its group, with q read bit by
+/// bit from the packed stream (bit b of element i is stream bit i * bits + b).
+std::vector<float> affine_oracle(const AffineWeights& m, std::size_t bits, std::size_t group) {
+  const std::size_t n = m.words.size() * 32 / bits;
+  std::vector<float> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t q = 0;
+    for (std::size_t b = 0; b < bits; ++b) {
+      const std::size_t bit = i * bits + b;
+      q |= ((m.words[bit / 32] >> (bit % 32)) & 1u) << b;
+    }
+    out[i] = static_cast<float>(double{m.scales[i / group]} * q + m.biases[i / group]);
+  }
+  return out;
+}
+
+/// Random codes packed MLX's way, and scales in [lo, hi) with biases of either sign up to the
+/// scale times the largest code, so outputs span ±scale * (2^bits - 1).
+AffineWeights affine_weights(std::size_t rows, std::size_t cols, std::size_t bits,
+                             std::size_t group, float scale_lo, float scale_hi, DType dt,
+                             testing::Rng& rng) {
+  const std::size_t n = rows * cols;
+  const std::uint32_t levels = 1u << bits;
+  AffineWeights m;
+  m.codes = rng.integers(n, 0, levels);
+  m.words.assign(n * bits / 32, 0);
+  for (std::size_t i = 0; i < n; ++i) m.words[i * bits / 32] |= m.codes[i] << (i * bits % 32);
+  m.scales = testing::round_through(rng.uniform(n / group, scale_lo, scale_hi), dt);
+  m.biases = rng.uniform(n / group, -1.0f, 1.0f);
+  for (std::size_t g = 0; g < m.biases.size(); ++g) {
+    m.biases[g] *= m.scales[g] * static_cast<float>(levels - 1);
+  }
+  m.biases = testing::round_through(m.biases, dt);
+  return m;
+}
+
+testing::TestSetup affine_setup(const std::string& kernel, std::size_t bits, std::size_t group,
+                                const AffineWeights& m, runtime::Grid grid, DType dt) {
+  return testing::TestSetup(kernel, dt)
+      .input_u32("packed", m.words)
+      .input("scales", m.scales)
+      .input("biases", m.biases)
+      .output("out", m.words.size() * 32 / bits)
+      .constant("words", static_cast<double>(m.words.size()))
+      .expect("out", affine_oracle(m, bits, group))
+      .grid(grid);
+}
+
+/// 8 rows of 1024 on a grid of 13 groups of 64 threads: fewer threads than words (4-bit) so
+/// the grid-stride loop wraps, and a group count that divides nothing.
+testing::TestSetup rows_setup(const std::string& kernel, std::size_t bits, std::size_t group,
+                              DType dt, testing::Rng& rng) {
+  const auto m = affine_weights(8, 1024, bits, group, 1e-3f, 0.1f, dt, rng);
+  return affine_setup(kernel, bits, group, m, {{13}, {64}}, dt);
+}
+
+/// One row of one group (a single scale and bias) with the largest scale whose outputs stay
+/// finite in T, on one group of 32 threads: more threads than words.
+testing::TestSetup single_group_setup(const std::string& kernel, std::size_t bits,
+                                      std::size_t group, DType dt, testing::Rng& rng) {
+  const float top = dt == DType::F16 ? 3.0e4f : 1.0e37f;
+  const float scale = top / static_cast<float>((1u << bits) - 1);
+  const auto m = affine_weights(1, group, bits, group, scale / 2, scale, dt, rng);
+  return affine_setup(kernel, bits, group, m, {{1}, {32}}, dt);
+}
+
+/// Tiny scales: outputs at the bottom of T's normal range and below (subnormals in f16).
+testing::TestSetup tiny_scales_setup(const std::string& kernel, std::size_t bits, std::size_t group,
+                                     DType dt, testing::Rng& rng) {
+  const float scale = dt == DType::F16 ? 1e-6f : 1e-36f;
+  const auto m = affine_weights(3, 4 * group, bits, group, scale / 2, scale, dt, rng);
+  return affine_setup(kernel, bits, group, m, {{2}, {32}}, dt);
+}
+
+/// Bench: dequantize a 4096 x 14336 weight; moved bytes are the packed words, scales, biases
+/// and the output.
+testing::BenchSetup affine_bench(const std::string& kernel, std::size_t bits, std::size_t group,
+                                 DType dt) {
+  const std::size_t rows = 4096, cols = 14336, n = rows * cols;
+  const std::size_t words = n * bits / 32, groups = n / group;
+  const std::size_t size = dtype_size(dt);
+  return testing::BenchSetup(kernel, dt)
+      .random_u32("packed", words, 0, 0xFFFFFFFFu)
+      .random("scales", groups, 1e-3f, 0.1f)
+      .random("biases", groups, -1.0f, 1.0f)
+      .output("out", n)
+      .constant("words", static_cast<double>(words))
+      .grid_1d(words, 256)
+      .bytes_moved(words * 4 + 2 * groups * size + n * size)
+      .flops(2 * n)
+      .peer("dequant_affine", {{"rows", static_cast<double>(rows)},
+                               {"cols", static_cast<double>(cols)},
+                               {"bits", static_cast<double>(bits)},
+                               {"group", static_cast<double>(group)}});
+}
+
+}  // namespace
+
+// One f32 fma per element: f32 is exact to half an ulp; f16 and bf16 add their one rounding.
+#define IRON_AFFINE_TOLERANCES F32(1e-30, 1.2e-7), F16(1e-7, 4.9e-4), BF16(1e-30, 3.95e-3)
+
+IRON_TEST(iron_dequant_affine_b4_g32, rows_8x1024, IRON_AFFINE_TOLERANCES) {
+  return rows_setup("iron_dequant_affine_b4_g32", 4, 32, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b4_g32, single_group_large_scale, IRON_AFFINE_TOLERANCES) {
+  return single_group_setup("iron_dequant_affine_b4_g32", 4, 32, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b4_g64, rows_8x1024, IRON_AFFINE_TOLERANCES) {
+  return rows_setup("iron_dequant_affine_b4_g64", 4, 64, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b4_g64, single_group_large_scale, IRON_AFFINE_TOLERANCES) {
+  return single_group_setup("iron_dequant_affine_b4_g64", 4, 64, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b4_g64, tiny_scales, IRON_AFFINE_TOLERANCES) {
+  return tiny_scales_setup("iron_dequant_affine_b4_g64", 4, 64, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b4_g128, rows_8x1024, IRON_AFFINE_TOLERANCES) {
+  return rows_setup("iron_dequant_affine_b4_g128", 4, 128, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b4_g128, single_group_large_scale, IRON_AFFINE_TOLERANCES) {
+  return single_group_setup("iron_dequant_affine_b4_g128", 4, 128, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b8_g32, rows_8x1024, IRON_AFFINE_TOLERANCES) {
+  return rows_setup("iron_dequant_affine_b8_g32", 8, 32, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b8_g32, single_group_large_scale, IRON_AFFINE_TOLERANCES) {
+  return single_group_setup("iron_dequant_affine_b8_g32", 8, 32, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b8_g64, rows_8x1024, IRON_AFFINE_TOLERANCES) {
+  return rows_setup("iron_dequant_affine_b8_g64", 8, 64, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b8_g64, single_group_large_scale, IRON_AFFINE_TOLERANCES) {
+  return single_group_setup("iron_dequant_affine_b8_g64", 8, 64, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b8_g64, tiny_scales, IRON_AFFINE_TOLERANCES) {
+  return tiny_scales_setup("iron_dequant_affine_b8_g64", 8, 64, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b8_g128, rows_8x1024, IRON_AFFINE_TOLERANCES) {
+  return rows_setup("iron_dequant_affine_b8_g128", 8, 128, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b8_g128, single_group_large_scale, IRON_AFFINE_TOLERANCES) {
+  return single_group_setup("iron_dequant_affine_b8_g128", 8, 128, dt, rng);
+}
+#undef IRON_AFFINE_TOLERANCES
+
+IRON_BENCH(iron_dequant_affine_b4_g64, w4096x14336, F32, F16, BF16) {
+  return affine_bench("iron_dequant_affine_b4_g64", 4, 64, dt);
+}
+IRON_BENCH(iron_dequant_affine_b4_g32, w4096x14336, BF16) {
+  return affine_bench("iron_dequant_affine_b4_g32", 4, 32, dt);
+}
+IRON_BENCH(iron_dequant_affine_b4_g128, w4096x14336, BF16) {
+  return affine_bench("iron_dequant_affine_b4_g128", 4, 128, dt);
+}
+IRON_BENCH(iron_dequant_affine_b8_g64, w4096x14336, F32, F16, BF16) {
+  return affine_bench("iron_dequant_affine_b8_g64", 8, 64, dt);
+}
+
+}  // namespace iron::kernels
