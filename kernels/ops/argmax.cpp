@@ -1,13 +1,13 @@
 /// iron_argmax: values[r] = max_j x[r, j] and indices[r] = the smallest j where x[r, j] is it.
 ///
-/// One pass over the row. Each thread walks its elements in increasing j and keeps the first
-/// strictly greater one, so it holds its own (maximum, smallest index). The group then takes
-/// the maximum of the values (reduce_max) and, among the threads that hold it, the smallest
-/// index (reduce_min over the index, or 0xFFFFFFFF for threads that do not hold it): ties go to
-/// the smallest index, deterministically. A thread with no element of the row holds -inf at its
-/// own thread id, which is never below the index of a real -inf element (thread 0 holds index 0),
-/// so a row of -inf gives index 0. NaN compares false and never wins (unlike torch.argmax,
-/// which returns a NaN's index); a row of NaN gives value -inf, index 0.
+/// One pass over the row. Each thread walks its elements in increasing j (eight loads in flight
+/// at a time) and keeps the first strictly greater one, so it holds its own (maximum, smallest
+/// index). The group then takes the maximum of the values (reduce_max) and, among the threads that
+/// hold it, the smallest index (reduce_min over the index, or 0xFFFFFFFF for threads that do not
+/// hold it): ties go to the smallest index, deterministically. A thread with no element of the row
+/// holds -inf at its own thread id, which is never below the index of a real -inf element (thread 0
+/// holds index 0), so a row of -inf gives index 0. NaN compares false and never wins (unlike
+/// torch.argmax, which returns a NaN's index); a row of NaN gives value -inf, index 0.
 ///
 /// ## Layout
 /// - `inp     [rows, n]` T
@@ -18,6 +18,7 @@
 /// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
 /// 32 ≤ tpg ≤ 1024. Any n ≥ 1; thread 0 stores.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iron/iron.hpp>
 #include <iron/testing/bench_registry.hpp>
@@ -27,19 +28,33 @@
 namespace iron::kernels {
 using namespace iron::dsl;
 
+namespace {
+constexpr std::uint32_t kUnroll = 8;  // elements per thread per iteration
+}  // namespace
+
 IRON_KERNEL(iron_argmax, (Tensor<T> inp, Out<T> values, Out<u32> indices, Constexpr<u32> n)) {
   dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
   auto row = program_id<0>();
   auto base = row * n;
   auto tid = thread_id<0>();
 
+  // Each iteration loads kUnroll elements (tid + e * tpg) before comparing any: the loads are
+  // in flight together. Indices past the row are clamped for the load and their value is -inf.
+  auto tpg = group_size<0>();
+  auto last = n - 1u;
   Var<f32> best = -infinity;
   Var<u32> best_index = tid;
-  for (auto j : range(tid, n, group_size<0>())) {
-    auto v = cast<f32>(load(inp[base + j]));
-    auto better = v > best;  // strict: a thread keeps the first of equal values
-    best_index = select(better, j, best_index);
-    best = select(better, v, best);
+  for (auto first : range(tid, n, tpg * kUnroll)) {
+    std::array<Expr<f32>, kUnroll> v;
+    for (std::uint32_t e = 0; e < kUnroll; ++e) {
+      auto j = first + e * tpg;
+      v[e] = select(j < n, cast<f32>(load(inp[base + min(j, last)])), -infinity);
+    }
+    for (std::uint32_t e = 0; e < kUnroll; ++e) {
+      auto better = v[e] > best;  // strict: a thread keeps the first of equal values
+      best_index = select(better, first + e * tpg, best_index);
+      best = select(better, v[e], best);
+    }
   }
   auto row_max = reduce_max(best);
   auto index = reduce_min(select(best == row_max, Expr<u32>(best_index), 0xFFFFFFFFu));
@@ -107,9 +122,10 @@ IRON_TEST(iron_argmax, vocab_rows, F32(0.0), F16(0.0), BF16(0.0)) {
                       1024, dt);
 }
 
-// Every row's maximum occurs ~n/4 times across all threads: the smallest index must win.
+// Every row's maximum occurs ~n/4 times in every thread and unrolled iteration (999 = 3 * 256
+// + 231 with 32 threads): the smallest index must win.
 IRON_TEST(iron_argmax, ties_smallest_index, F32(0.0), F16(0.0), BF16(0.0)) {
-  return argmax_setup(tied_values(5 * 999, 4, rng), 5, 999, 128, dt);
+  return argmax_setup(tied_values(5 * 999, 4, rng), 5, 999, 32, dt);
 }
 
 // A constant row (index 0), a row of -inf (index 0, value -inf), and the maximum last.
