@@ -217,6 +217,22 @@ def _add_rms_norm_peers(dims, dtype):
     return {"torch eager (add, rms_norm)": lambda: eager, "torch.compile": compiled(eager)}
 
 
+def _embedding(dims, dtype, gen):
+    return (uniform((d(dims, "vocab"), d(dims, "dim")), dtype, gen),
+            ints((d(dims, "rows"),), d(dims, "vocab"), gen))
+
+
+def _scatter_rows(dims, dtype, gen):
+    rows, out_rows, dim = d(dims, "rows"), d(dims, "out_rows"), d(dims, "dim")
+    idx = torch.randperm(out_rows, device="cuda", generator=gen)[:rows]
+    return (uniform((rows, dim), dtype, gen), idx, torch.zeros((out_rows, dim), dtype=dtype,
+                                                               device="cuda"))
+
+
+def _transpose(dims, dtype, gen):
+    return (uniform((d(dims, "rows"), d(dims, "cols")), dtype, gen),)
+
+
 CASES = {
     "copy": (_one, _copy_peers),
     "scale": (_one, _scale_peers),
@@ -241,6 +257,10 @@ CASES = {
     "row_min": (_rows, _unary("torch.amin", lambda x: x.amin(-1))),
     "argmax": (_rows, _unary("torch.max(dim)", lambda x: torch.max(x, -1))),
     "cumsum": (_rows, _unary("torch.cumsum", lambda x: torch.cumsum(x, -1))),
+    "embedding": (_embedding, _unary("F.embedding", lambda table, idx: F.embedding(idx, table))),
+    "scatter_rows": (_scatter_rows,
+                     _unary("index_copy_", lambda src, idx, out: out.index_copy_(0, idx, src))),
+    "transpose": (_transpose, _unary("t().contiguous()", lambda x: x.t().contiguous())),
     "rms_norm": (_norm_inputs, _rms_norm_peers),
     "layer_norm": (_layer_norm_inputs, _layer_norm_peers),
     "add_rms_norm": (_add_rms_norm_inputs, _add_rms_norm_peers),

@@ -17,6 +17,8 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target iron >/dev/null
 
 work=$(mktemp -d)
-build/iron bench --json "$work/iron.json" "$@"
+status=0
+build/iron bench --json "$work/iron.json" "$@" || status=$?  # failures are in the report too
 python3 bench/peers.py "$work/iron.json" -o "$work/peers.json"
 python3 bench/report.py "$work/iron.json" "$work/peers.json" --out-dir "$out_dir"
+exit "$status"

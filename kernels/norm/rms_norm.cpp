@@ -12,6 +12,7 @@
 /// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
 #include <cmath>
 #include <iron/iron.hpp>
+#include <iron/testing/bench_registry.hpp>
 #include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
@@ -89,4 +90,28 @@ IRON_TEST(iron_rms_norm, large_magnitude, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16
   return rms_norm_setup(2, 2048, 1024, 200.0f, dt, rng);
 }
 
+}  // namespace iron::kernels
+
+namespace iron::kernels {
+namespace {
+
+testing::BenchSetup rms_norm_bench(std::size_t rows, std::size_t n, DType dt) {
+  return testing::BenchSetup("iron_rms_norm", dt)
+      .random("inp", rows * n)
+      .random("weight", n, 0.5f, 1.5f)
+      .output("out", rows * n)
+      .constant("n", static_cast<double>(n))
+      .constant("eps", 1e-6)
+      .grid_rows(static_cast<std::uint32_t>(rows), 256)
+      .bytes_moved((2 * rows * n + n) * dtype_size(dt))
+      .flops(4 * rows * n)
+      .peer("rms_norm",
+            {{"rows", static_cast<double>(rows)}, {"n", static_cast<double>(n)}, {"eps", 1e-6}});
+}
+
+}  // namespace
+
+IRON_BENCH(iron_rms_norm, rows16384_n4096, F32, F16, BF16) {
+  return rms_norm_bench(16384, 4096, dt);
+}
 }  // namespace iron::kernels

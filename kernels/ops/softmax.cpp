@@ -10,8 +10,10 @@
 /// ## Dispatch
 /// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
 /// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
+#include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
+#include <iron/testing/bench_registry.hpp>
 #include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
@@ -64,6 +66,20 @@ testing::TestSetup softmax_setup(std::size_t rows, std::size_t n, std::uint32_t 
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
 
+/// One group per row; tpg chosen so each thread handles a few 16-byte vectors of the row.
+testing::BenchSetup softmax_bench(std::size_t rows, std::size_t n, DType dt) {
+  const std::size_t vectors = n * dtype_size(dt) / 16;
+  const auto tpg = static_cast<std::uint32_t>(std::clamp<std::size_t>(vectors / 2, 32, 1024));
+  return testing::BenchSetup("iron_softmax", dt)
+      .random("inp", rows * n, -4.0f, 4.0f)
+      .output("out", rows * n)
+      .constant("n", static_cast<double>(n))
+      .grid_rows(static_cast<std::uint32_t>(rows), tpg)
+      .bytes_moved(2 * rows * n * dtype_size(dt))
+      .flops(5 * rows * n)
+      .peer("softmax", {{"rows", static_cast<double>(rows)}, {"n", static_cast<double>(n)}});
+}
+
 }  // namespace
 
 IRON_TEST(iron_softmax, rows_4096, F32(1e-6, 1e-4), F16(1e-5, 2e-3), BF16(1e-4, 1e-2)) {
@@ -84,4 +100,12 @@ IRON_TEST(iron_softmax, large_magnitude, F32(1e-6, 1e-4), F16(1e-5, 2e-3), BF16(
   return softmax_setup(4, 333, 1024, 3.0e4f, dt, rng);
 }
 
+}  // namespace iron::kernels
+
+namespace iron::kernels {
+// The shapes of ANCHORS.md: square, many short rows, few vocabulary-sized rows.
+IRON_BENCH(iron_softmax, rows4096_n4096, F32, F16, BF16) { return softmax_bench(4096, 4096, dt); }
+IRON_BENCH(iron_softmax, rows16384_n4096, BF16) { return softmax_bench(16384, 4096, dt); }
+IRON_BENCH(iron_softmax, rows32768_n1024, F32, BF16) { return softmax_bench(32768, 1024, dt); }
+IRON_BENCH(iron_softmax, rows1024_n32768, BF16) { return softmax_bench(1024, 32768, dt); }
 }  // namespace iron::kernels
