@@ -148,9 +148,14 @@ def _binary(fn, triton_fn=None):
     return peers
 
 
-def _unary(name, fn):
+def _unary(name, fn, compile_too=False):
+    """A single PyTorch call; with compile_too also torch.compile of it, where compiling can
+    fuse something (each compile costs seconds, so only where it may win)."""
     def peers(dims, dtype):
-        return {name: lambda: fn, "torch.compile": compiled(fn)}
+        p = {name: lambda: fn}
+        if compile_too:
+            p["torch.compile"] = compiled(fn)
+        return p
     return peers
 
 
@@ -233,8 +238,14 @@ def _transpose(dims, dtype, gen):
     return (uniform((d(dims, "rows"), d(dims, "cols")), dtype, gen),)
 
 
+def _arange_peers(dims, dtype):
+    n = d(dims, "n")
+    return {"torch.arange": lambda: lambda: torch.arange(n, dtype=dtype, device="cuda")}
+
+
 CASES = {
     "copy": (_one, _copy_peers),
+    "arange": (lambda dims, dtype, gen: (), _arange_peers),
     "scale": (_one, _scale_peers),
     "add": (_two, _binary(torch.add, triton_add if triton else None)),
     "sub": (_two, _binary(torch.sub)),
@@ -246,12 +257,12 @@ CASES = {
     "div_row": (_rows_and_row, _binary(torch.div)),
     "exp": (_one, _unary("torch.exp", torch.exp)),
     "silu": (_one, _unary("F.silu", F.silu)),
-    "gelu_tanh": (_one, _unary("F.gelu(tanh)", _gelu_tanh)),
+    "gelu_tanh": (_one, _unary("F.gelu(tanh)", _gelu_tanh, True)),
     "gelu_erf": (_one, _unary("F.gelu", F.gelu)),
     "relu": (_one, _unary("F.relu", F.relu)),
-    "swiglu": (_two, _unary("torch eager silu(a)*b", _swiglu)),
+    "swiglu": (_two, _unary("torch eager silu(a)*b", _swiglu, True)),
     "softmax": (_rows, _softmax_peers),
-    "log_softmax": (_rows, _unary("F.log_softmax", lambda x: F.log_softmax(x, -1))),
+    "log_softmax": (_rows, _unary("F.log_softmax", lambda x: F.log_softmax(x, -1), True)),
     "row_sum": (_rows, _unary("torch.sum", lambda x: x.sum(-1))),
     "row_max": (_rows, _unary("torch.amax", lambda x: x.amax(-1))),
     "row_min": (_rows, _unary("torch.amin", lambda x: x.amin(-1))),

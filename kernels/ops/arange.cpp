@@ -6,6 +6,7 @@
 /// ## Dispatch
 /// Elementwise: `ceil(n / tpg)` groups of `tpg` threads; threads past `n` do nothing.
 #include <iron/iron.hpp>
+#include <iron/testing/bench_registry.hpp>
 #include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
@@ -34,6 +35,18 @@ testing::TestSetup arange_setup(std::size_t n, float start, float step, DType dt
 }
 
 }  // namespace
+
+IRON_BENCH(iron_arange, n64m, F32, BF16) {
+  const std::size_t n = std::size_t{1} << 26;
+  return testing::BenchSetup("iron_arange", dt)
+      .output("out", n)
+      .constant("start", 0.0)
+      .constant("step", 1.0)
+      .constant("n", static_cast<double>(n))
+      .grid_1d(n, 256)
+      .bytes_moved(n * dtype_size(dt))
+      .peer("arange", {{"n", static_cast<double>(n)}});
+}
 
 IRON_TEST(iron_arange, basic, F32(1e-4, 1e-6), F16(1e-3, 1e-3), BF16(1e-2, 8e-3)) {
   return arange_setup(5000, -3.0f, 0.25f, dt);

@@ -1,5 +1,6 @@
-// Every kernel defined under kernels/ is registered and has at least two tests.
+// Every kernel defined under kernels/ is registered, has at least two tests and a bench.
 #include "iron/testing/registry.hpp"
+#include "iron/testing/bench_registry.hpp"
 
 #include <gtest/gtest.h>
 
@@ -44,6 +45,17 @@ TEST(KernelLibrary, EveryKernelIsRegisteredWithAtLeastTwoTests) {
   for (const auto& name : names) {
     EXPECT_NE(iron::dsl::find_kernel(name), nullptr) << name << " is not registered";
     EXPECT_GE(tests_per_kernel[name], 2) << name << " needs at least two tests";
+  }
+}
+
+TEST(KernelLibrary, EveryKernelHasABench) {
+  std::map<std::string, int> benches_per_kernel;
+  for (const auto& b : iron::testing::registered_benches()) ++benches_per_kernel[b.kernel];
+  for (const auto& name : kernels_in_source_tree()) {
+    EXPECT_GE(benches_per_kernel[name], 1) << name << " needs a bench (IRON_BENCH)";
+  }
+  for (const auto& [kernel, count] : benches_per_kernel) {
+    EXPECT_NE(iron::dsl::find_kernel(kernel), nullptr) << "a bench names " << kernel;
   }
 }
 
