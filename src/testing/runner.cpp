@@ -1,4 +1,5 @@
-/// Runs one kernel test case on a backend: setup, poisoned outputs, launch, comparison.
+/// Runs one kernel test case on a backend: setup, poisoned (or initial) outputs, launch,
+/// comparison.
 #include "iron/testing/runner.hpp"
 
 #include <fmt/format.h>
@@ -85,7 +86,12 @@ std::vector<std::string> build_args(const TestSetup& setup,
         problems.push_back(fmt::format("output '{}' has {} elements but {} expected values", p.name,
                                        *count, want->size()));
       }
-      if (count != nullptr) tensors[i] = poisoned(p.dtype, *count);
+      const auto* initial = lookup(setup.initial_values(), p.name);
+      if (count != nullptr && initial != nullptr && initial->count() != *count) {
+        problems.push_back(fmt::format("output '{}' has {} elements but {} initial values",
+                                       p.name, *count, initial->count()));
+      }
+      if (count != nullptr) tensors[i] = initial != nullptr ? *initial : poisoned(p.dtype, *count);
       args.emplace_back(&tensors[i]);
     } else {
       const auto* value = lookup(setup.constants(), p.name);

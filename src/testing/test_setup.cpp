@@ -35,6 +35,12 @@ TestSetup& TestSetup::output(const std::string& name, std::size_t count) {
   return *this;
 }
 
+TestSetup& TestSetup::initial(const std::string& name, const std::vector<float>& values) {
+  const ir::Param& p = param(name, ir::ParamKind::Output);
+  set_once(initial_, kernel_.name, name, pack(values, p.dtype), "initial values of output");
+  return *this;
+}
+
 TestSetup& TestSetup::constant(const std::string& name, double value) {
   const ir::Param& p = param(name, ir::ParamKind::Constexpr);
   const runtime::Scalar s = constexpr_value(kernel_, p, value);

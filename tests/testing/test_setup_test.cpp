@@ -75,6 +75,17 @@ TEST(TestSetup, InputsArePackedInTheParameterDType) {
   EXPECT_EQ(s.outputs().at("out"), 2u);
 }
 
+TEST(TestSetup, InitialValuesArePackedInTheOutputDType) {
+  TestSetup s("testing_scale", DType::F16);
+  s.initial("out", {0.1f, 1.0f});
+  const auto& t = s.initial_values().at("out");
+  EXPECT_EQ(t.dtype, DType::F16);
+  EXPECT_EQ(t.bytes.size(), 4u);
+  EXPECT_NE(error_of([&] { s.initial("out", {1.0f}); }), "");
+  EXPECT_NE(error_of([&] { s.initial("inp", {1.0f}); }).find("('inp' is its input tensor)"),
+            std::string::npos);
+}
+
 TEST(TestSetup, ConstantsTakeTheParameterDType) {
   TestSetup s("testing_scale", DType::F16);
   s.constant("alpha", 0.1).constant("n", 7);

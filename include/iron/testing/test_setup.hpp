@@ -30,6 +30,10 @@ class TestSetup {
   TestSetup& input_u32(const std::string& name, const std::vector<std::uint32_t>& values);
   /// An output tensor of `count` elements, filled with NaN (or 0xFF bytes) before each run.
   TestSetup& output(const std::string& name, std::size_t count);
+  /// The values output `name` holds before the run instead of the poison: for a kernel that
+  /// reads its output (in place) or writes only part of it (a cache append). Its expected
+  /// values must then say what the untouched elements keep.
+  TestSetup& initial(const std::string& name, const std::vector<float>& values);
   /// A constexpr value, converted to the parameter's dtype.
   TestSetup& constant(const std::string& name, double value);
   /// The values an output must hold after the run.
@@ -48,6 +52,8 @@ class TestSetup {
   bool has_grid() const { return grid_set_; }
   const std::map<std::string, runtime::HostTensor>& inputs() const { return inputs_; }
   const std::map<std::string, std::size_t>& outputs() const { return outputs_; }
+  /// Outputs given initial() values, packed in their parameter's dtype.
+  const std::map<std::string, runtime::HostTensor>& initial_values() const { return initial_; }
   const std::map<std::string, runtime::Scalar>& constants() const { return constants_; }
   const std::map<std::string, std::vector<float>>& expected() const { return expected_; }
   bool has_tolerance() const { return has_tolerance_; }
@@ -58,6 +64,7 @@ class TestSetup {
   ir::Kernel kernel_;
   std::map<std::string, runtime::HostTensor> inputs_;
   std::map<std::string, std::size_t> outputs_;
+  std::map<std::string, runtime::HostTensor> initial_;
   std::map<std::string, runtime::Scalar> constants_;
   std::map<std::string, std::vector<float>> expected_;
   runtime::Grid grid_;

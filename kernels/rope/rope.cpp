@@ -1,0 +1,357 @@
+/// iron_rope_*: rotary position embedding. For each token t, head h and pair p < rot_dim / 2,
+/// with angle = positions[t] * inv_freq_p:
+///   out[lo] = x[lo] * cos(angle) - x[hi] * sin(angle)
+///   out[hi] = x[hi] * cos(angle) + x[lo] * sin(angle)
+/// where (lo, hi) = (p, p + rot_dim / 2) in the NeoX layout (rotate halves) and (2p, 2p + 1) in
+/// the GPT-J layout (interleaved). Dims from rot_dim to head_dim are not rotated.
+///
+/// Eight kernels, named iron_rope[_table][_inplace]_{neox,gptj}:
+/// - iron_rope_{neox,gptj}: cos/sin computed from theta, inv_freq_p = base^(-2p / rot_dim),
+///   out of place (the dims past rot_dim are copied to `out`).
+/// - iron_rope_inplace_{neox,gptj}: the same, rotating `x` in place (dims past rot_dim untouched).
+/// - iron_rope_table_{neox,gptj}, iron_rope_table_inplace_{neox,gptj}: cos/sin read from a table.
+///
+/// Precision: the angle is computed in f32 (as PyTorch's f32 composite does), so it carries a
+/// relative error of a few 2^-24: about positions[t] · 2^-22 radians for the fastest pair. The
+/// table variants are exact up to the table's own f32 rounding. Rotation arithmetic is f32;
+/// each output is rounded once to T. One thread owns both elements of a pair in every head, so
+/// the in-place kernels read both before writing either, and cos/sin are computed once per
+/// (token, pair) and reused across the heads.
+///
+/// ## Layout
+/// - `inp [tokens, heads, head_dim]` T, `out` the same (out of place); or `x` (in place)
+/// - `positions [tokens]` u32, each < max_pos for the table variants
+/// - `cos_sin [max_pos, rot_dim]` f32 (table variants): cos of pair p at [pos, p], sin at
+///   [pos, rot_dim / 2 + p]
+/// - constexprs: tokens, heads, head_dim, rot_dim (even, 2 ≤ rot_dim ≤ head_dim), base (theta
+///   variants)
+///
+/// ## Dispatch
+/// Elementwise, grid-stride: any grid. Thread i handles (token, pair) = i, i + T, … over
+/// tokens · rot_dim / 2 (T = threads in the grid) for every head, then the out-of-place kernels
+/// copy the unrotated dims over tokens · heads · (head_dim - rot_dim) elements the same way.
+/// Best: tokens · rot_dim / 2 threads.
+#include <cmath>
+#include <iron/iron.hpp>
+#include <iron/testing/bench_registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
+using namespace iron::dsl;
+
+namespace {
+
+/// The sizes every variant takes.
+struct RopeShape {
+  Expr<u32> tokens, heads, head_dim, rot_dim;
+};
+
+struct CosSin {
+  Expr<f32> cos, sin;
+};
+
+/// cos/sin of pair p at position pos from theta: angle = pos · base^(-2p / rot_dim).
+CosSin theta_cos_sin(const Expr<u32>& pos, const Expr<u32>& p, const RopeShape& s,
+                     const Expr<f32>& base) {
+  auto inv_freq = pow(base, -cast<f32>(2u * p) / cast<f32>(s.rot_dim));
+  auto angle = cast<f32>(pos) * inv_freq;
+  return {cos(angle), sin(angle)};
+}
+
+/// cos/sin of pair p at position pos from the table (row pos: cos values, then sin values).
+template <class Table>
+CosSin table_cos_sin(const Table& cos_sin, const Expr<u32>& pos, const Expr<u32>& p,
+                     const RopeShape& s) {
+  auto row = pos * s.rot_dim + p;
+  return {load(cos_sin[row]), load(cos_sin[row + s.rot_dim / 2u])};
+}
+
+/// Rotates every pair of every head: `src` and `dst` may be the same tensor (in place).
+/// `cos_sin_of(pos, p)` gives the CosSin of pair p at position pos.
+template <class T, bool Interleaved, class Src, class Positions, class Dst, class CosSinOf>
+void rotate_pairs(const Src& src, const Positions& positions, const Dst& dst, const RopeShape& s,
+                  CosSinOf cos_sin_of) {
+  auto half = s.rot_dim / 2u;
+  auto token_stride = s.heads * s.head_dim;
+  for (auto i : range(global_id<0>(), s.tokens * half, grid_threads<0>())) {
+    auto t = i / half;
+    auto p = i % half;
+    auto cs = cos_sin_of(load(positions[t]), p);
+    auto lo = Interleaved ? 2u * p : p;
+    auto hi = Interleaved ? 2u * p + 1u : p + half;
+    for (auto h : range(0u, s.heads, 1u)) {
+      auto head = t * token_stride + h * s.head_dim;
+      auto a = cast<f32>(load(src[head + lo]));
+      auto b = cast<f32>(load(src[head + hi]));
+      store(dst[head + lo], cast<T>(a * cs.cos - b * cs.sin));
+      store(dst[head + hi], cast<T>(b * cs.cos + a * cs.sin));
+    }
+  }
+}
+
+/// Copies dims rot_dim .. head_dim of every head (out-of-place kernels).
+template <class Src, class Dst>
+void copy_unrotated(const Src& src, const Dst& dst, const RopeShape& s) {
+  auto kept = s.head_dim - s.rot_dim;
+  for (auto i : range(global_id<0>(), s.tokens * s.heads * kept, grid_threads<0>())) {
+    auto index = (i / kept) * s.head_dim + s.rot_dim + i % kept;
+    store(dst[index], load(src[index]));
+  }
+}
+
+}  // namespace
+
+IRON_KERNEL_TEMPLATE(iron_rope, (bool Interleaved),
+                     (Tensor<T> inp, Tensor<u32> positions, Out<T> out, Constexpr<u32> tokens,
+                      Constexpr<u32> heads, Constexpr<u32> head_dim, Constexpr<u32> rot_dim,
+                      Constexpr<f32> base)) {
+  const RopeShape s{tokens, heads, head_dim, rot_dim};
+  rotate_pairs<T, Interleaved>(inp, positions, out, s,
+                               [&](auto pos, auto p) { return theta_cos_sin(pos, p, s, base); });
+  copy_unrotated(inp, out, s);
+}
+IRON_KERNEL_VARIANT(iron_rope, neox, false);
+IRON_KERNEL_VARIANT(iron_rope, gptj, true);
+
+IRON_KERNEL_TEMPLATE(iron_rope_inplace, (bool Interleaved),
+                     (Out<T> x, Tensor<u32> positions, Constexpr<u32> tokens, Constexpr<u32> heads,
+                      Constexpr<u32> head_dim, Constexpr<u32> rot_dim, Constexpr<f32> base)) {
+  const RopeShape s{tokens, heads, head_dim, rot_dim};
+  rotate_pairs<T, Interleaved>(x, positions, x, s,
+                               [&](auto pos, auto p) { return theta_cos_sin(pos, p, s, base); });
+}
+IRON_KERNEL_VARIANT(iron_rope_inplace, neox, false);
+IRON_KERNEL_VARIANT(iron_rope_inplace, gptj, true);
+
+IRON_KERNEL_TEMPLATE(iron_rope_table, (bool Interleaved),
+                     (Tensor<T> inp, Tensor<u32> positions, Tensor<f32> cos_sin, Out<T> out,
+                      Constexpr<u32> tokens, Constexpr<u32> heads, Constexpr<u32> head_dim,
+                      Constexpr<u32> rot_dim)) {
+  const RopeShape s{tokens, heads, head_dim, rot_dim};
+  rotate_pairs<T, Interleaved>(inp, positions, out, s,
+                               [&](auto pos, auto p) { return table_cos_sin(cos_sin, pos, p, s); });
+  copy_unrotated(inp, out, s);
+}
+IRON_KERNEL_VARIANT(iron_rope_table, neox, false);
+IRON_KERNEL_VARIANT(iron_rope_table, gptj, true);
+
+IRON_KERNEL_TEMPLATE(iron_rope_table_inplace, (bool Interleaved),
+                     (Out<T> x, Tensor<u32> positions, Tensor<f32> cos_sin, Constexpr<u32> tokens,
+                      Constexpr<u32> heads, Constexpr<u32> head_dim, Constexpr<u32> rot_dim)) {
+  const RopeShape s{tokens, heads, head_dim, rot_dim};
+  rotate_pairs<T, Interleaved>(x, positions, x, s,
+                               [&](auto pos, auto p) { return table_cos_sin(cos_sin, pos, p, s); });
+}
+IRON_KERNEL_VARIANT(iron_rope_table_inplace, neox, false);
+IRON_KERNEL_VARIANT(iron_rope_table_inplace, gptj, true);
+
+namespace {
+
+/// One test problem: shape, layout and where cos/sin come from.
+struct RopeCase {
+  std::size_t tokens, heads, head_dim, rot_dim;
+  std::uint32_t max_pos;  ///< positions are drawn from [0, max_pos)
+  bool interleaved = false;
+  bool table = false;
+  bool in_place = false;
+};
+
+constexpr double kBase = 10000.0;
+
+/// The angle of pair p at position pos, in double.
+double rope_angle(std::uint32_t pos, std::size_t p, std::size_t rot_dim) {
+  return pos * std::pow(kBase, -2.0 * static_cast<double>(p) / static_cast<double>(rot_dim));
+}
+
+/// The definition, in double: each pair rotated by its angle, the other dims unchanged.
+std::vector<float> rope_oracle(const std::vector<float>& x, const std::vector<std::uint32_t>& pos,
+                               const RopeCase& c) {
+  std::vector<float> y = x;
+  const std::size_t half = c.rot_dim / 2;
+  for (std::size_t t = 0; t < c.tokens; ++t) {
+    for (std::size_t h = 0; h < c.heads; ++h) {
+      const std::size_t head = (t * c.heads + h) * c.head_dim;
+      for (std::size_t p = 0; p < half; ++p) {
+        const std::size_t lo = head + (c.interleaved ? 2 * p : p);
+        const std::size_t hi = head + (c.interleaved ? 2 * p + 1 : p + half);
+        const double angle = rope_angle(pos[t], p, c.rot_dim);
+        y[lo] = static_cast<float>(x[lo] * std::cos(angle) - x[hi] * std::sin(angle));
+        y[hi] = static_cast<float>(x[hi] * std::cos(angle) + x[lo] * std::sin(angle));
+      }
+    }
+  }
+  return y;
+}
+
+/// The cos/sin table for positions [0, max_pos), computed in double and stored as f32.
+std::vector<float> rope_table(const RopeCase& c) {
+  const std::size_t half = c.rot_dim / 2;
+  std::vector<float> table(c.max_pos * c.rot_dim);
+  for (std::uint32_t pos = 0; pos < c.max_pos; ++pos) {
+    for (std::size_t p = 0; p < half; ++p) {
+      table[pos * c.rot_dim + p] = static_cast<float>(std::cos(rope_angle(pos, p, c.rot_dim)));
+      table[pos * c.rot_dim + half + p] =
+          static_cast<float>(std::sin(rope_angle(pos, p, c.rot_dim)));
+    }
+  }
+  return table;
+}
+
+std::string rope_kernel(const RopeCase& c) {
+  return std::string("iron_rope") + (c.table ? "_table" : "") + (c.in_place ? "_inplace" : "") +
+         (c.interleaved ? "_gptj" : "_neox");
+}
+
+/// A test of the kernel `c` names, on `groups` groups of `tpg` threads.
+testing::TestSetup rope_setup(const RopeCase& c, std::uint32_t groups, std::uint32_t tpg, DType dt,
+                              testing::Rng& rng) {
+  const std::size_t count = c.tokens * c.heads * c.head_dim;
+  const auto x = testing::round_through(rng.uniform(count, -2.0f, 2.0f), dt);
+  const auto pos = rng.integers(c.tokens, 0, c.max_pos);
+  auto setup = testing::TestSetup(rope_kernel(c), dt);
+  const std::string data = c.in_place ? "x" : "out";
+  if (c.in_place) {
+    setup.initial("x", x);
+  } else {
+    setup.input("inp", x);
+  }
+  if (c.table) {
+    setup.input("cos_sin", rope_table(c));
+  } else {
+    setup.constant("base", kBase);
+  }
+  return setup.input_u32("positions", pos)
+      .output(data, count)
+      .constant("tokens", static_cast<double>(c.tokens))
+      .constant("heads", static_cast<double>(c.heads))
+      .constant("head_dim", static_cast<double>(c.head_dim))
+      .constant("rot_dim", static_cast<double>(c.rot_dim))
+      .expect(data, rope_oracle(x, pos, c))
+      .grid({{groups}, {tpg}});
+}
+
+/// The anchor case: 8192 tokens × 32 heads × 128 dims, NeoX, cos/sin from theta, a prefill's
+/// positions 0 .. tokens - 1.
+testing::BenchSetup rope_bench(std::size_t tokens, std::size_t heads, std::size_t head_dim,
+                               DType dt) {
+  const std::size_t count = tokens * heads * head_dim;
+  std::vector<std::uint32_t> positions(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) positions[t] = static_cast<std::uint32_t>(t);
+  return testing::BenchSetup("iron_rope_neox", dt)
+      .random("inp", count)
+      .input_u32("positions", positions)
+      .output("out", count)
+      .constant("tokens", static_cast<double>(tokens))
+      .constant("heads", static_cast<double>(heads))
+      .constant("head_dim", static_cast<double>(head_dim))
+      .constant("rot_dim", static_cast<double>(head_dim))
+      .constant("base", kBase)
+      .grid_1d(tokens * head_dim / 2, 256)
+      .bytes_moved(2 * count * dtype_size(dt) + tokens * sizeof(std::uint32_t))
+      .peer("rope_neox", {{"tokens", static_cast<double>(tokens)},
+                          {"heads", static_cast<double>(heads)},
+                          {"head_dim", static_cast<double>(head_dim)},
+                          {"rot_dim", static_cast<double>(head_dim)},
+                          {"base", kBase}});
+}
+
+}  // namespace
+
+// Tolerances. The theta kernels compute the angle in f32: up to about pos · 2^-22 rad of error
+// for the fastest pair (pow and the product), times |x| ≤ 2, so f32 atol 1e-3 for positions
+// < 2048 and 4e-3 for positions < 8192 (the simulator stays under a third of that). The table
+// kernels are exact up to the table's f32 rounding. f16/bf16 add half a unit in the last place
+// of the result: rtol 5e-4 (2^-11) and 4e-3 (2^-8).
+
+// Llama-like heads (head_dim = rot_dim = 128), one thread per (token, pair).
+IRON_TEST(iron_rope_neox, full_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+  return rope_setup({7, 4, 128, 128, 2048}, 7, 64, dt, rng);
+}
+
+// rot_dim < head_dim (dims 32 .. 80 copied), 3 heads, a grid far smaller than the work: both
+// grid-stride loops wrap many times.
+IRON_TEST(iron_rope_neox, partial_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+  return rope_setup({5, 3, 80, 32, 2048}, 1, 32, dt, rng);
+}
+
+// Positions up to 8191: the f32 angle's error grows with the position.
+IRON_TEST(iron_rope_neox, long_context, F32(4e-3, 1e-6), F16(4e-3, 5e-4), BF16(4e-3, 4e-3)) {
+  return rope_setup({33, 2, 64, 64, 8192}, 4, 128, dt, rng);
+}
+
+IRON_TEST(iron_rope_gptj, full_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+  return rope_setup({7, 4, 128, 128, 2048, true}, 7, 64, dt, rng);
+}
+
+// GPT-J's own shape in small: rot_dim 16 of head_dim 64, odd head count.
+IRON_TEST(iron_rope_gptj, partial_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+  return rope_setup({9, 5, 64, 16, 2048, true}, 2, 32, dt, rng);
+}
+
+// One token, one head of one pair: the smallest problem.
+IRON_TEST(iron_rope_gptj, single_pair, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+  return rope_setup({1, 1, 2, 2, 2048, true}, 1, 32, dt, rng);
+}
+
+// In place: the elements past rot_dim must keep their values (initial() gives them).
+IRON_TEST(iron_rope_inplace_neox, partial_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4),
+          BF16(1e-3, 4e-3)) {
+  return rope_setup({5, 3, 80, 32, 2048, false, false, true}, 1, 32, dt, rng);
+}
+
+IRON_TEST(iron_rope_inplace_neox, full_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+  return rope_setup({7, 4, 128, 128, 2048, false, false, true}, 7, 64, dt, rng);
+}
+
+IRON_TEST(iron_rope_inplace_gptj, partial_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4),
+          BF16(1e-3, 4e-3)) {
+  return rope_setup({9, 5, 64, 16, 2048, true, false, true}, 2, 32, dt, rng);
+}
+
+IRON_TEST(iron_rope_inplace_gptj, single_pair, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+  return rope_setup({1, 1, 2, 2, 2048, true, false, true}, 1, 32, dt, rng);
+}
+
+IRON_TEST(iron_rope_table_neox, full_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4), BF16(1e-5, 4e-3)) {
+  return rope_setup({7, 4, 128, 128, 512, false, true}, 7, 64, dt, rng);
+}
+
+IRON_TEST(iron_rope_table_neox, partial_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
+          BF16(1e-5, 4e-3)) {
+  return rope_setup({5, 3, 80, 32, 300, false, true}, 1, 32, dt, rng);
+}
+
+IRON_TEST(iron_rope_table_gptj, full_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4), BF16(1e-5, 4e-3)) {
+  return rope_setup({7, 4, 128, 128, 512, true, true}, 7, 64, dt, rng);
+}
+
+IRON_TEST(iron_rope_table_gptj, partial_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
+          BF16(1e-5, 4e-3)) {
+  return rope_setup({9, 5, 64, 16, 300, true, true}, 2, 32, dt, rng);
+}
+
+IRON_TEST(iron_rope_table_inplace_neox, partial_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
+          BF16(1e-5, 4e-3)) {
+  return rope_setup({5, 3, 80, 32, 300, false, true, true}, 1, 32, dt, rng);
+}
+
+IRON_TEST(iron_rope_table_inplace_neox, single_pair, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
+          BF16(1e-5, 4e-3)) {
+  return rope_setup({1, 1, 2, 2, 1, false, true, true}, 1, 32, dt, rng);
+}
+
+IRON_TEST(iron_rope_table_inplace_gptj, partial_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
+          BF16(1e-5, 4e-3)) {
+  return rope_setup({9, 5, 64, 16, 300, true, true, true}, 2, 32, dt, rng);
+}
+
+IRON_TEST(iron_rope_table_inplace_gptj, full_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
+          BF16(1e-5, 4e-3)) {
+  return rope_setup({7, 4, 128, 128, 512, true, true, true}, 7, 64, dt, rng);
+}
+
+IRON_BENCH(iron_rope_neox, tokens8k_heads32_dim128, F32, F16, BF16) {
+  return rope_bench(8192, 32, 128, dt);
+}
+
+}  // namespace iron::kernels
