@@ -506,5 +506,24 @@ TEST(EmitCuda, ParameterNamesTheLanguageOrTheEmitterUseAreErrors) {
   EXPECT_EQ(thrown_by([] { cuda(with_input_named("device")); }), "");
 }
 
+TEST(EmitCuda, ErfIsErffWidenedAndRoundedOnce) {
+  constexpr const char* kErf = R"(kernel erf_k dtype=f32 mode=elementwise
+  param in x: bf16
+  param out y: bf16
+  values 3
+{
+  %0 = builtin global_id.x : u32
+  %1 = load x[%0] : bf16
+  %2 = erf %1 : bf16
+  store y[%0], %2 : bf16
+}
+)";
+  EXPECT_EQ(body_of(cuda(kErf)), R"(  const unsigned int v0 = blockIdx.x * blockDim.x + threadIdx.x;
+  const __nv_bfloat16 v1 = x[v0];
+  const __nv_bfloat16 v2 = __float2bfloat16_rn(erff(__bfloat162float(v1)));
+  y[v0] = v2;
+)");
+}
+
 }  // namespace
 }  // namespace iron::emit_test

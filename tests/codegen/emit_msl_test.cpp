@@ -602,5 +602,28 @@ TEST(EmitMsl, ParameterNamesTheLanguageOrTheEmitterUseAreErrors) {
   EXPECT_EQ(thrown_by([] { msl(with_input_named("threadIdx")); }), "");
 }
 
+// Metal has no erf: the call goes to the iron_erf prelude helper, emitted once before the kernel.
+TEST(EmitMsl, ErfCallsItsPreludeHelper) {
+  constexpr const char* kErf = R"(kernel erf_k dtype=f32 mode=elementwise
+  param in x: bf16
+  param out y: bf16
+  values 3
+{
+  %0 = builtin global_id.x : u32
+  %1 = load x[%0] : bf16
+  %2 = erf %1 : bf16
+  store y[%0], %2 : bf16
+}
+)";
+  const std::string source = msl(kErf);
+  EXPECT_EQ(body_of(source), R"(  const uint v0 = iron_gid.x * iron_tpg.x + iron_tid.x;
+  const bfloat v1 = x[v0];
+  const bfloat v2 = bfloat(iron_erf(float(v1)));
+  y[v0] = v2;
+)");
+  EXPECT_NE(source.find("\nfloat iron_erf(float x) {"), std::string::npos) << source;
+  EXPECT_EQ(msl(kPrefix).find("iron_erf"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace iron::emit_test

@@ -295,9 +295,10 @@ class OpTable {
 
  private:
   static constexpr ir::OpKind kUnary[] = {
-      ir::OpKind::Neg,  ir::OpKind::Not, ir::OpKind::Sqrt,  ir::OpKind::Rsqrt, ir::OpKind::Exp,
-      ir::OpKind::Exp2, ir::OpKind::Log, ir::OpKind::Log2,  ir::OpKind::Sin,   ir::OpKind::Cos,
-      ir::OpKind::Tanh, ir::OpKind::Abs, ir::OpKind::Recip, ir::OpKind::Floor, ir::OpKind::Ceil};
+      ir::OpKind::Neg, ir::OpKind::Not,   ir::OpKind::Sqrt,  ir::OpKind::Rsqrt,
+      ir::OpKind::Exp, ir::OpKind::Exp2,  ir::OpKind::Log,   ir::OpKind::Log2,
+      ir::OpKind::Sin, ir::OpKind::Cos,   ir::OpKind::Tanh,  ir::OpKind::Erf,
+      ir::OpKind::Abs, ir::OpKind::Recip, ir::OpKind::Floor, ir::OpKind::Ceil};
   static constexpr ir::OpKind kBinary[] = {
       ir::OpKind::Add, ir::OpKind::Sub, ir::OpKind::Mul, ir::OpKind::Div,   ir::OpKind::Rem,
       ir::OpKind::Min, ir::OpKind::Max, ir::OpKind::Pow, ir::OpKind::Atan2, ir::OpKind::And,

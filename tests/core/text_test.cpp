@@ -34,7 +34,7 @@ constexpr std::string_view kEveryOp =
   rule exactly n/4
   rule exactly n
   rule power_of_two
-  values 96
+  values 97
 {
   %0 = builtin global_id.x : u32  ; kernels/test/every-op_v2.cpp:12
   %1 = builtin thread_id.y : u32
@@ -69,6 +69,7 @@ constexpr std::string_view kEveryOp =
   %30 = sin %9 : f32
   %31 = cos %9 : f32
   %32 = tanh %9 : f32
+  %96 = erf %9 : f32
   %33 = abs %9 : f32
   %34 = recip %9 : f32
   %35 = floor %9 : f32

@@ -38,6 +38,7 @@ struct SourceLoc {
   X(Sin, "sin", Unary)                                         \
   X(Cos, "cos", Unary)                                         \
   X(Tanh, "tanh", Unary)                                       \
+  X(Erf, "erf", Unary)                                         \
   X(Abs, "abs", Unary)                                         \
   X(Recip, "recip", Unary)                                     \
   X(Floor, "floor", Unary)                                     \

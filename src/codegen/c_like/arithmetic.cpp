@@ -33,8 +33,10 @@ std::string promoted_operand(ir::ValueId v, DType t, const Context& cx) {
   return cx.dialect.convert(cx.values.name(v), t, wide, cx.needs);
 }
 
-/// `fn(args…)` of the f32 function, the arguments widened and the result rounded once.
+/// `fn(args…)` of the f32 function, the arguments widened and the result rounded once. A
+/// function named iron_* is a prelude helper of the dialect.
 std::string float_call(std::string_view fn, const ir::Op& op, const Context& cx) {
+  if (fn.starts_with("iron_")) cx.needs.helpers.insert(std::string(fn));
   std::string call = std::string(fn) + "(";
   for (std::size_t i = 0; i < op.args.size(); ++i) {
     const std::string arg = cx.values.name(op.args[i]);

@@ -130,6 +130,8 @@ std::string_view CudaDialect::float_function(OpKind k) const {
       return "cosf";
     case OpKind::Tanh:
       return "tanhf";
+    case OpKind::Erf:
+      return "erff";
     case OpKind::Abs:
       return "fabsf";
     case OpKind::Floor:

@@ -16,7 +16,7 @@ namespace {
 /// emitted code calls.
 constexpr std::string_view kReserved =
     "threadIdx blockIdx blockDim gridDim warpSize half sqrtf rsqrtf expf exp2f logf log2f sinf "
-    "cosf tanhf fabsf floorf ceilf fmodf fminf fmaxf powf atan2f fmaf atomicAdd atomicMax "
+    "cosf tanhf erff fabsf floorf ceilf fmodf fminf fmaxf powf atan2f fmaf atomicAdd atomicMax "
     "atomicMin atomicAnd atomicOr atomicXor atomicExch atomicCAS";
 
 std::string param_type(const ir::Param& p, const cuda::CudaDialect& dialect) {

@@ -114,6 +114,8 @@ std::string_view MslDialect::float_function(OpKind k) const {
       return "cos";
     case OpKind::Tanh:
       return "tanh";
+    case OpKind::Erf:
+      return "iron_erf";  // Metal has no erf: a prelude helper
     case OpKind::Abs:
       return "fabs";
     case OpKind::Floor:

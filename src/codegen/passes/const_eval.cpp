@@ -64,6 +64,8 @@ std::optional<ConstValue> float_unary(OpKind k, DType t, float x) {
       return float_result(t, std::cos(x));
     case OpKind::Tanh:
       return float_result(t, std::tanh(x));
+    case OpKind::Erf:
+      return float_result(t, std::erf(x));
     case OpKind::Abs:
       return float_result(t, std::fabs(x));
     case OpKind::Recip:

@@ -103,6 +103,8 @@ void float_unary_op(OpKind k, DType t, Active active, Slot* r, const Slot* a) {
       return float_unary(t, active, r, a, [](float x) { return std::cos(x); });
     case OpKind::Tanh:
       return float_unary(t, active, r, a, [](float x) { return std::tanh(x); });
+    case OpKind::Erf:
+      return float_unary(t, active, r, a, [](float x) { return std::erf(x); });
     case OpKind::Abs:
       return float_unary(t, active, r, a, [](float x) { return std::fabs(x); });
     case OpKind::Recip:
@@ -234,6 +236,7 @@ bool arith_defined(OpKind k, DType t) {
     case OpKind::Sin:
     case OpKind::Cos:
     case OpKind::Tanh:
+    case OpKind::Erf:
     case OpKind::Recip:
     case OpKind::Floor:
     case OpKind::Ceil:
