@@ -35,6 +35,7 @@
 #include <iron/iron.hpp>
 #include <iron/testing/bench_registry.hpp>
 #include <iron/testing/registry.hpp>
+#include <numeric>
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -230,29 +231,45 @@ testing::TestSetup rope_setup(const RopeCase& c, std::uint32_t groups, std::uint
       .grid({{groups}, {tpg}});
 }
 
-/// The anchor case: 8192 tokens × 32 heads × 128 dims, NeoX, cos/sin from theta, a prefill's
-/// positions 0 .. tokens - 1.
-testing::BenchSetup rope_bench(std::size_t tokens, std::size_t heads, std::size_t head_dim,
-                               DType dt) {
-  const std::size_t count = tokens * heads * head_dim;
-  std::vector<std::uint32_t> positions(tokens);
-  for (std::size_t t = 0; t < tokens; ++t) positions[t] = static_cast<std::uint32_t>(t);
-  return testing::BenchSetup("iron_rope_neox", dt)
-      .random("inp", count)
-      .input_u32("positions", positions)
-      .output("out", count)
-      .constant("tokens", static_cast<double>(tokens))
-      .constant("heads", static_cast<double>(heads))
-      .constant("head_dim", static_cast<double>(head_dim))
-      .constant("rot_dim", static_cast<double>(head_dim))
-      .constant("base", kBase)
-      .grid_1d(tokens * head_dim / 2, 256)
-      .bytes_moved(2 * count * dtype_size(dt) + tokens * sizeof(std::uint32_t))
-      .peer("rope_neox", {{"tokens", static_cast<double>(tokens)},
-                          {"heads", static_cast<double>(heads)},
-                          {"head_dim", static_cast<double>(head_dim)},
-                          {"rot_dim", static_cast<double>(head_dim)},
-                          {"base", kBase}});
+/// A prefill of `c.tokens` tokens at positions 0 .. tokens - 1 (the table, if any, holds
+/// exactly those positions). bytes_moved counts x once each way, the positions and the table.
+testing::BenchSetup rope_bench(const RopeCase& c, DType dt) {
+  const std::size_t count = c.tokens * c.heads * c.head_dim;
+  std::vector<std::uint32_t> positions(c.tokens);
+  std::iota(positions.begin(), positions.end(), 0u);
+  auto bench = testing::BenchSetup(rope_kernel(c), dt);
+  std::size_t bytes = 2 * count * dtype_size(dt) + c.tokens * sizeof(std::uint32_t);
+  if (c.in_place) {
+    bench.output("x", count);
+  } else {
+    bench.random("inp", count).output("out", count);
+  }
+  if (c.table) {
+    bench.random("cos_sin", c.max_pos * c.rot_dim);
+    bytes += c.max_pos * c.rot_dim * sizeof(float);
+  } else {
+    bench.constant("base", kBase);
+  }
+  return bench.input_u32("positions", positions)
+      .constant("tokens", static_cast<double>(c.tokens))
+      .constant("heads", static_cast<double>(c.heads))
+      .constant("head_dim", static_cast<double>(c.head_dim))
+      .constant("rot_dim", static_cast<double>(c.rot_dim))
+      .grid_1d(c.tokens * c.rot_dim / 2, 256)
+      .bytes_moved(bytes)
+      .peer(c.interleaved ? "rope_gptj" : "rope_neox",
+            {{"tokens", static_cast<double>(c.tokens)},
+             {"heads", static_cast<double>(c.heads)},
+             {"head_dim", static_cast<double>(c.head_dim)},
+             {"rot_dim", static_cast<double>(c.rot_dim)},
+             {"base", kBase},
+             {"table", c.table ? 1.0 : 0.0},
+             {"in_place", c.in_place ? 1.0 : 0.0}});
+}
+
+/// The anchor shape: 8192 tokens × 32 heads × 128 dims, full rotary.
+RopeCase anchor(bool interleaved, bool table, bool in_place) {
+  return {8192, 32, 128, 128, 8192, interleaved, table, in_place};
 }
 
 }  // namespace
@@ -351,7 +368,28 @@ IRON_TEST(iron_rope_table_inplace_gptj, full_rotary, F32(1e-6, 1e-6), F16(1e-5, 
 }
 
 IRON_BENCH(iron_rope_neox, tokens8k_heads32_dim128, F32, F16, BF16) {
-  return rope_bench(8192, 32, 128, dt);
+  return rope_bench(anchor(false, false, false), dt);
+}
+IRON_BENCH(iron_rope_gptj, tokens8k_heads32_dim128, BF16) {
+  return rope_bench(anchor(true, false, false), dt);
+}
+IRON_BENCH(iron_rope_inplace_neox, tokens8k_heads32_dim128, BF16) {
+  return rope_bench(anchor(false, false, true), dt);
+}
+IRON_BENCH(iron_rope_inplace_gptj, tokens8k_heads32_dim128, BF16) {
+  return rope_bench(anchor(true, false, true), dt);
+}
+IRON_BENCH(iron_rope_table_neox, tokens8k_heads32_dim128, BF16) {
+  return rope_bench(anchor(false, true, false), dt);
+}
+IRON_BENCH(iron_rope_table_gptj, tokens8k_heads32_dim128, BF16) {
+  return rope_bench(anchor(true, true, false), dt);
+}
+IRON_BENCH(iron_rope_table_inplace_neox, tokens8k_heads32_dim128, BF16) {
+  return rope_bench(anchor(false, true, true), dt);
+}
+IRON_BENCH(iron_rope_table_inplace_gptj, tokens8k_heads32_dim128, BF16) {
+  return rope_bench(anchor(true, true, true), dt);
 }
 
 }  // namespace iron::kernels
