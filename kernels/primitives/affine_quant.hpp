@@ -15,12 +15,9 @@ inline constexpr dsl::u32 codes_per_word = 32 / BITS;
 
 /// Code k of `word`: bits [k * BITS, (k + 1) * BITS), so code 0 is the least significant.
 template <dsl::u32 BITS>
-dsl::Expr<dsl::u32> unpack_code(const dsl::Expr<dsl::u32>& word, dsl::u32 k) {
+dsl::Expr<dsl::u32> unpack_code(const dsl::Expr<dsl::u32>& word, const dsl::Expr<dsl::u32>& k) {
   static_assert(BITS > 0 && 32 % BITS == 0, "affine codes must tile a u32 word");
-  const dsl::u32 shift = k * BITS;
-  auto shifted = shift == 0 ? word : word >> shift;
-  // The top code needs no mask: the shift has already dropped every other bit.
-  return shift + BITS == 32 ? shifted : shifted & ((1u << BITS) - 1u);
+  return (word >> (k * BITS)) & ((1u << BITS) - 1u);
 }
 
 /// w = scale * q + bias in f32 with one rounding.

@@ -8,9 +8,9 @@
 /// Code k of a word sits in bits [k * BITS, (k + 1) * BITS): 8 codes per word at 4 bits, 4 at
 /// 8 bits. The decode is one f32 fma rounded once to T (kernels/primitives/affine_quant.hpp).
 ///
-/// Since cols is a multiple of G and G of the codes per word, a word never straddles a group or
-/// a row: word w holds flat elements w * P .. w * P + P - 1 (P = 32 / BITS) and belongs to the
-/// flat group w / (G / P), so the kernel needs only the number of words.
+/// Since cols is a multiple of G, a group never straddles a row: flat element i (= r * cols + c)
+/// belongs to flat group i / G, so the kernel needs only the number of words (P = 32 / BITS
+/// codes each).
 ///
 /// ## Layout
 /// - `packed [rows, cols * BITS / 32]` u32
@@ -20,13 +20,16 @@
 /// - `words` = rows * cols * BITS / 32; cols must be a multiple of G.
 ///
 /// ## Dispatch
-/// Elementwise, grid-stride over words: any grid; each thread decodes whole words and writes
-/// their P consecutive outputs.
+/// Grid-stride over words by simdgroups (kernels/primitives/packed_words.hpp): any number of
+/// groups, tpg a multiple of 32 up to 1024. A simdgroup loads 32 consecutive words and writes
+/// their 32 * P outputs as P stores of 32 consecutive elements; every such store lies in one
+/// group, so its scale and bias loads are one address for the whole simdgroup.
 #include <iron/iron.hpp>
 #include <iron/testing/bench_registry.hpp>
 #include <iron/testing/registry.hpp>
 
 #include "../primitives/affine_quant.hpp"
+#include "../primitives/packed_words.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -34,19 +37,15 @@ using namespace iron::dsl;
 IRON_KERNEL_TEMPLATE(iron_dequant_affine, (u32 BITS, u32 GROUP),
                      (Tensor<u32> packed, Tensor<T> scales, Tensor<T> biases, Out<T> out,
                       Constexpr<u32> words)) {
-  constexpr u32 per_word = codes_per_word<BITS>;
-  static_assert(GROUP % per_word == 0, "a group must hold whole words");
-  constexpr u32 words_per_group = GROUP / per_word;
-  for (auto w : range(global_id<0>(), words, grid_threads<0>())) {
-    auto word = load(packed[w]);
-    auto group = w / words_per_group;
-    auto scale = cast<f32>(load(scales[group]));
-    auto bias = cast<f32>(load(biases[group]));
-    for (u32 k = 0; k < per_word; ++k) {
-      store(out[w * per_word + k],
-            cast<T>(affine_dequant(unpack_code<BITS>(word, k), scale, bias)));
-    }
-  }
+  static_assert(GROUP % 32 == 0, "a group must cover whole simdgroup stores");
+  dispatch(reduction, {multiple_of(32), at_most(1024)});
+  for_each_packed_element<codes_per_word<BITS>>(
+      packed, words, [&](auto element, auto word, auto slot) {
+        auto group = element / GROUP;
+        auto scale = cast<f32>(load(scales[group]));
+        auto bias = cast<f32>(load(biases[group]));
+        store(out[element], cast<T>(affine_dequant(unpack_code<BITS>(word, slot), scale, bias)));
+      });
 }
 IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g32, 4, 32);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g64, 4, 64);
@@ -131,6 +130,14 @@ testing::TestSetup single_group_setup(const std::string& kernel, std::size_t bit
   return affine_setup(kernel, bits, group, m, {{1}, {32}}, dt);
 }
 
+/// 3 rows of 96: 36 words, one full chunk of 32 words and a partial one of 4 (its loads
+/// clamped, its missing elements skipped), on more threads than words.
+testing::TestSetup partial_chunk_setup(const std::string& kernel, std::size_t bits,
+                                       std::size_t group, DType dt, testing::Rng& rng) {
+  const auto m = affine_weights(3, 96, bits, group, 1e-3f, 0.1f, dt, rng);
+  return affine_setup(kernel, bits, group, m, {{2}, {64}}, dt);
+}
+
 /// Tiny scales: outputs at the bottom of T's normal range and below (subnormals in f16).
 testing::TestSetup tiny_scales_setup(const std::string& kernel, std::size_t bits, std::size_t group,
                                      DType dt, testing::Rng& rng) {
@@ -171,6 +178,9 @@ IRON_TEST(iron_dequant_affine_b4_g32, rows_8x1024, IRON_AFFINE_TOLERANCES) {
 }
 IRON_TEST(iron_dequant_affine_b4_g32, single_group_large_scale, IRON_AFFINE_TOLERANCES) {
   return single_group_setup("iron_dequant_affine_b4_g32", 4, 32, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b4_g32, partial_chunk, IRON_AFFINE_TOLERANCES) {
+  return partial_chunk_setup("iron_dequant_affine_b4_g32", 4, 32, dt, rng);
 }
 IRON_TEST(iron_dequant_affine_b4_g64, rows_8x1024, IRON_AFFINE_TOLERANCES) {
   return rows_setup("iron_dequant_affine_b4_g64", 4, 64, dt, rng);
@@ -219,8 +229,14 @@ IRON_BENCH(iron_dequant_affine_b4_g32, w4096x14336, BF16) {
 IRON_BENCH(iron_dequant_affine_b4_g128, w4096x14336, BF16) {
   return affine_bench("iron_dequant_affine_b4_g128", 4, 128, dt);
 }
+IRON_BENCH(iron_dequant_affine_b8_g32, w4096x14336, BF16) {
+  return affine_bench("iron_dequant_affine_b8_g32", 8, 32, dt);
+}
 IRON_BENCH(iron_dequant_affine_b8_g64, w4096x14336, F32, F16, BF16) {
   return affine_bench("iron_dequant_affine_b8_g64", 8, 64, dt);
+}
+IRON_BENCH(iron_dequant_affine_b8_g128, w4096x14336, BF16) {
+  return affine_bench("iron_dequant_affine_b8_g128", 8, 128, dt);
 }
 
 }  // namespace iron::kernels

@@ -19,30 +19,27 @@
 /// - `words` = rows * cols / 8; cols must be a multiple of 32.
 ///
 /// ## Dispatch
-/// Elementwise, grid-stride over words: any grid; each thread decodes whole words (four words
-/// share a scale) and writes their 8 consecutive outputs.
+/// Grid-stride over words by simdgroups (kernels/primitives/packed_words.hpp): any number of
+/// groups, tpg a multiple of 32 up to 1024. A simdgroup loads 32 consecutive words and writes
+/// their 256 outputs as 8 stores of 32 consecutive elements, each one block with one scale.
 #include <cmath>
 #include <iron/iron.hpp>
 #include <iron/testing/bench_registry.hpp>
 #include <iron/testing/registry.hpp>
 
 #include "../primitives/mxfp4.hpp"
+#include "../primitives/packed_words.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
 
 IRON_KERNEL(iron_dequant_mxfp4,
             (Tensor<u32> packed, Tensor<u8> scales, Out<T> out, Constexpr<u32> words)) {
-  constexpr u32 per_word = 8;
-  constexpr u32 words_per_block = 32 / per_word;
-  for (auto w : range(global_id<0>(), words, grid_threads<0>())) {
-    auto word = load(packed[w]);
-    auto scale = decode_e8m0(cast<u32>(load(scales[w / words_per_block])));
-    for (u32 k = 0; k < per_word; ++k) {
-      auto code = k == 0 ? Expr<u32>(word) : word >> (4 * k);
-      store(out[w * per_word + k], cast<T>(decode_e2m1(code) * scale));
-    }
-  }
+  dispatch(reduction, {multiple_of(32), at_most(1024)});
+  for_each_packed_element<8>(packed, words, [&](auto element, auto word, auto slot) {
+    auto scale = decode_e8m0(cast<u32>(load(scales[element / 32u])));
+    store(out[element], cast<T>(decode_e2m1(word >> (slot * 4u)) * scale));
+  });
 }
 
 namespace {
@@ -122,6 +119,11 @@ IRON_TEST(iron_dequant_mxfp4, rows_8x1024, F32(0.0), F16(0.0), BF16(0.0)) {
 // One row holding one block: a single scale, more threads than words.
 IRON_TEST(iron_dequant_mxfp4, single_block, F32(0.0), F16(0.0), BF16(0.0)) {
   return mxfp4_setup(mxfp4_weights(1, 32, moderate_exponents(), rng), {{1}, {32}}, dt);
+}
+
+// 3 rows of 96: 36 words, a full chunk of 32 words and a partial one of 4.
+IRON_TEST(iron_dequant_mxfp4, partial_chunk, F32(0.0), F16(0.0), BF16(0.0)) {
+  return mxfp4_setup(mxfp4_weights(3, 96, moderate_exponents(), rng), {{2}, {64}}, dt);
 }
 
 // Scale exponents at both ends of E8M0: e = 0 is 2^-127 (an f32 subnormal, products below f32's
