@@ -243,6 +243,58 @@ def _arange_peers(dims, dtype):
     return {"torch.arange": lambda: lambda: torch.arange(n, dtype=dtype, device="cuda")}
 
 
+# ── Quantization ───────────────────────────────────────────────────────────────────────────────
+
+def _dequant_affine_inputs(dims, dtype, gen):
+    rows, cols, bits, group = (d(dims, k) for k in ("rows", "cols", "bits", "group"))
+    words = torch.randint(-2**31, 2**31, (rows, cols * bits // 32), device="cuda",
+                          generator=gen, dtype=torch.int64).to(torch.int32)
+    return (words, uniform((rows, cols // group), dtype, gen, 0.01, 0.1),
+            uniform((rows, cols // group), dtype, gen))
+
+
+def _dequant_affine_peers(dims, dtype):
+    rows, cols, bits, group = (d(dims, k) for k in ("rows", "cols", "bits", "group"))
+    shifts = torch.arange(0, 32, bits, device="cuda", dtype=torch.int32)
+
+    def eager(words, scales, biases):
+        q = ((words[..., None] >> shifts) & (2**bits - 1)).view(rows, cols // group, group)
+        return (q.to(dtype) * scales[..., None] + biases[..., None]).view(rows, cols)
+    return {"torch eager unpack": lambda: eager, "torch.compile": compiled(eager)}
+
+
+def _dequant_mxfp4_inputs(dims, dtype, gen):
+    rows, cols = d(dims, "rows"), d(dims, "cols")
+    blocks = torch.randint(0, 256, (rows, cols // 2), device="cuda", generator=gen,
+                           dtype=torch.int32).to(torch.uint8)
+    scales = torch.randint(120, 135, (rows, cols // 32), device="cuda", generator=gen,
+                           dtype=torch.int32).to(torch.uint8)
+    return (blocks, scales)
+
+
+def _dequant_mxfp4_peers(dims, dtype):
+    rows, cols = d(dims, "rows"), d(dims, "cols")
+    lut = torch.tensor([0, .5, 1, 1.5, 2, 3, 4, 6, -0.0, -.5, -1, -1.5, -2, -3, -4, -6],
+                       device="cuda", dtype=torch.float32)
+
+    def eager(blocks, scales):
+        codes = torch.stack([blocks & 15, blocks >> 4], -1).view(rows, cols // 32, 32)
+        scale = torch.exp2(scales.float() - 127)[..., None]
+        return (lut[codes.long()] * scale).view(rows, cols).to(dtype)
+    return {"torch eager LUT": lambda: eager, "torch.compile": compiled(eager)}
+
+
+def _hadamard_peers(dims, dtype):
+    n = d(dims, "n")
+    i = torch.arange(n, device="cuda")
+    both = i[:, None] & i[None, :]
+    parity = torch.zeros_like(both)
+    for bit in range(n.bit_length()):
+        parity ^= (both >> bit) & 1
+    h = ((1 - 2 * parity).float() / n ** 0.5).to(dtype)  # H[i, j] = (-1)^popcount(i & j)
+    return {"x @ H (cuBLAS)": lambda: lambda x: x @ h}
+
+
 CASES = {
     "copy": (_one, _copy_peers),
     "arange": (lambda dims, dtype, gen: (), _arange_peers),
@@ -272,6 +324,9 @@ CASES = {
     "scatter_rows": (_scatter_rows,
                      _unary("index_copy_", lambda src, idx, out: out.index_copy_(0, idx, src))),
     "transpose": (_transpose, _unary("t().contiguous()", lambda x: x.t().contiguous())),
+    "dequant_affine": (_dequant_affine_inputs, _dequant_affine_peers),
+    "dequant_mxfp4": (_dequant_mxfp4_inputs, _dequant_mxfp4_peers),
+    "hadamard": (_rows, _hadamard_peers),
     "rms_norm": (_norm_inputs, _rms_norm_peers),
     "layer_norm": (_layer_norm_inputs, _layer_norm_peers),
     "add_rms_norm": (_add_rms_norm_inputs, _add_rms_norm_peers),
