@@ -115,7 +115,11 @@ def main():
         print(f"[{i}/{len(cases)}] {r['bench']} {r['dtype']} ({r['peer_op']})", end=" ",
               file=sys.stderr, flush=True)
         entry = {"bench": r["bench"], "dtype": r["dtype"], "peer_op": r["peer_op"]}
-        entry.update(run_case(r, l2_bytes, args))
+        try:
+            entry.update(run_case(r, l2_bytes, args))
+        except Exception as e:  # bad inputs for one case must not lose the others
+            entry["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+            torch.cuda.empty_cache()
         best = min((t["median_us"] for t in entry.get("peers", {}).values() if "median_us" in t),
                    default=None)
         print(f"best {best:.1f} us" if best else entry.get("error", "no peer ran"),
