@@ -1,14 +1,18 @@
-/// Vectorization of strided row loops (`for j = thread_id to n step group_size` over base + j):
-/// each such loop is versioned into 16-byte, then 8-byte vector loops and the original loop.
+/// Vectorization of strided loops: per-row loops (`for j = thread_id to n step group_size` over
+/// base + j) and grid-stride loops (`for i = global_id to n step grid_groups * group_size`).
+/// Each such loop is versioned into 16-byte, then 8-byte vector loops and the original loop.
 ///
-/// Shape. A top-level loop `for %j = thread_id.A to %n step group_size.A` whose end %n is a
-/// constexpr (or a literal) and whose body is straight-line: loads of input tensors and stores
-/// of output tensors at `%j` or `%base + %j`, pure ops, and accumulators (`var.store %v,
-/// add|max|min(var.load %v, x)`). Anything else (branches, nested loops, barriers, collectives,
-/// atomics, shared memory, other uses of %j or of an index) leaves the loop untouched.
+/// Shape. A top-level loop over u32 whose end %n is a constexpr (or a literal), on one axis A:
+///   row:  `for %j = thread_id.A to %n step group_size.A`
+///   grid: `for %j = global_id.A to %n step mul(grid_groups.A, group_size.A)` (either order)
+/// and whose body is straight-line: loads of input tensors and stores of output tensors at `%j`
+/// or `%base + %j`, pure ops, and (row loops only) accumulators (`var.store %v, add|max|min(
+/// var.load %v, x)`). Anything else (branches, nested loops, barriers, collectives, atomics,
+/// shared memory, other uses of %j or of an index) leaves the loop untouched.
 ///
-/// Rewrite. With W lanes of the widest accessed element in 16 bytes (then 8 bytes):
-///   if n % W == 0 { for %k = tid to n / W step tpg { vector loads at base + k*W; the body once
+/// Rewrite. With W lanes of the widest accessed element in 16 bytes (then 8 bytes), S the loop's
+/// start and T its step (the same values as in the original loop):
+///   if n % W == 0 { for %k = S to n / W step T { vector loads at base + k*W; the body once
 ///   per lane, in lane order, on `extract`ed lanes; vector stores } } else { ...narrower... }
 /// and the innermost `else` keeps the original loop. A literal end needs no `if`.
 ///
@@ -18,14 +22,18 @@
 /// W-aligned; with tensors starting 256-byte aligned (the runtime's guarantee, assumed here),
 /// every vector access is aligned to its width.
 ///
-/// What changes. Thread t now handles elements kW..kW+W-1 for k = t, t + tpg, ... instead of
-/// j = t, t + tpg, ...: each element is still handled exactly once, by one thread of the group.
-/// That is only invisible when nothing depends on which thread handled an element, so the pass
-/// requires: every value the body takes from outside is uniform across the group; stored
-/// tensors are written by this loop only and never read by the kernel; and each accumulator is
-/// read after the loop only by the group reduction of its operator (add -> reduce.sum, max ->
-/// reduce.max, min -> reduce.min). A float sum therefore adds the same terms in another order
-/// (reduction order is not specified); max, min and integer sums are unchanged.
+/// What changes. Thread t of the team (the group for a row loop, the whole grid for a grid
+/// loop; T threads) now handles elements kW..kW+W-1 for k = t, t + T, ... < n / W instead of
+/// j = t, t + T, ... < n: each element is still handled exactly once, by one thread of the team.
+/// That is only invisible when nothing depends on which thread of the team handled an element,
+/// so the pass requires: every value the body takes from outside is uniform across the team
+/// (for a grid loop: constants, constexprs, grid geometry, and pure math and input loads over
+/// those, never group_id or a group reduction); stored tensors are written by this loop only and
+/// never read by the kernel; and, in a row loop, each accumulator is read after the loop only by
+/// the group reduction of its operator (add -> reduce.sum, max -> reduce.max, min ->
+/// reduce.min), so a float sum adds the same terms in another order (reduction order is not
+/// specified) and max, min and integer sums are unchanged. A grid loop takes no accumulator: a
+/// group reduction after it would combine another set of elements per group.
 ///
 /// Not changed: elementwise kernels (`if i < n { out[i] = f(inp[i]) }`): giving a thread W
 /// elements would break the dispatch contract of one element per thread. Loops already
@@ -53,13 +61,20 @@ using ir::ValueId;
 
 constexpr std::int64_t kVectorBytes[] = {16, 8};
 
-/// Kernel-wide facts: definitions, users, and which values are uniform across the group.
+/// The threads that share a loop's elements: one group (row loops) or the whole grid.
+enum class Team { Group, Grid };
+
+/// Kernel-wide facts: definitions, users, and which values are uniform across a group and
+/// across the grid.
 class Facts {
  public:
-  explicit Facts(const ir::Kernel& k) : kernel(k), defs_(definitions(k)), uniform_(k.num_values) {
+  explicit Facts(const ir::Kernel& k)
+      : kernel(k), defs_(definitions(k)), group_(k.num_values), grid_(k.num_values) {
     ir::walk(k.body, [&](const Op& op) {
       for (ValueId a : op.args) users_[a].push_back(&op);
-      if (op.result < k.num_values) uniform_[op.result] = computes_uniform(op);
+      if (op.result >= k.num_values) return;
+      group_[op.result] = computes_uniform(op, Team::Group);
+      grid_[op.result] = computes_uniform(op, Team::Grid);
     });
   }
 
@@ -72,31 +87,36 @@ class Facts {
     if (it == users_.end()) return {};
     return it->second;
   }
-  /// Same value in every thread of the group (constants, group geometry, reductions, pure math
-  /// and input loads over those).
-  bool uniform(ValueId v) const { return v < uniform_.size() && uniform_[v]; }
+  /// Same value in every thread of the team: constants, geometry the same for the whole team,
+  /// group reductions (group only), and pure math and input loads over those.
+  bool uniform(ValueId v, Team team) const {
+    const std::vector<bool>& bits = team == Team::Group ? group_ : grid_;
+    return v < bits.size() && bits[v];
+  }
 
   const ir::Kernel& kernel;
 
  private:
-  bool computes_uniform(const Op& op) const {
+  bool computes_uniform(const Op& op, Team team) const {
     switch (op.kind) {
       case OpKind::Builtin:
-        return op.builtin == ir::Builtin::GroupId || op.builtin == ir::Builtin::GroupSize ||
-               op.builtin == ir::Builtin::GridGroups || op.builtin == ir::Builtin::SimdgroupCount;
+        return (team == Team::Group && op.builtin == ir::Builtin::GroupId) ||
+               op.builtin == ir::Builtin::GroupSize || op.builtin == ir::Builtin::GridGroups ||
+               op.builtin == ir::Builtin::SimdgroupCount;
       case OpKind::Load:
         return op.lanes == 1 && kernel.params[op.param].kind == ir::ParamKind::Input &&
-               uniform(op.args[0]);
+               uniform(op.args[0], team);
       default:
-        if (ir::op_class(op.kind) == ir::OpClass::Group) return true;
-        return is_pure(op) &&
-               std::all_of(op.args.begin(), op.args.end(), [&](ValueId a) { return uniform(a); });
+        if (ir::op_class(op.kind) == ir::OpClass::Group) return team == Team::Group;
+        return is_pure(op) && std::all_of(op.args.begin(), op.args.end(),
+                                          [&](ValueId a) { return uniform(a, team); });
     }
   }
 
   std::unordered_map<ValueId, const Op*> defs_;
   std::unordered_map<ValueId, std::vector<const Op*>> users_;
-  std::vector<bool> uniform_;
+  std::vector<bool> group_;
+  std::vector<bool> grid_;
 };
 
 /// What the body's ops become in a vector loop.
@@ -142,12 +162,28 @@ class Matcher {
     return d != nullptr && d->kind == OpKind::Builtin && d->builtin == b && d->axis == axis;
   }
 
-  /// `for %j = thread_id.A to %n step group_size.A : u32` with %n a constexpr or a literal.
+  /// `mul %x, %y` of grid_groups.A and group_size.A, in either order.
+  bool is_grid_threads(ValueId v, std::uint8_t axis) const {
+    const Op* d = f_.def(v);
+    if (d == nullptr || d->kind != OpKind::Mul || d->args.size() != 2) return false;
+    const auto is = [&](int i, ir::Builtin b) { return is_builtin(d->args[i], b, axis); };
+    return (is(0, ir::Builtin::GridGroups) && is(1, ir::Builtin::GroupSize)) ||
+           (is(0, ir::Builtin::GroupSize) && is(1, ir::Builtin::GridGroups));
+  }
+
+  /// `for %j = thread_id.A to %n step group_size.A : u32` (a row loop) or `for %j = global_id.A
+  /// to %n step grid_groups.A * group_size.A : u32` (a grid loop), %n a constexpr or a literal.
   bool bounds() {
     if (loop_.type != DType::U32 || body_.empty()) return false;
     const Op* start = f_.def(loop_.args[0]);
-    if (start == nullptr || !is_builtin(loop_.args[0], ir::Builtin::ThreadId, start->axis) ||
-        !is_builtin(loop_.args[2], ir::Builtin::GroupSize, start->axis)) {
+    if (start == nullptr || start->kind != OpKind::Builtin) return false;
+    if (is_builtin(loop_.args[0], ir::Builtin::ThreadId, start->axis) &&
+        is_builtin(loop_.args[2], ir::Builtin::GroupSize, start->axis)) {
+      team_ = Team::Group;
+    } else if (is_builtin(loop_.args[0], ir::Builtin::GlobalId, start->axis) &&
+               is_grid_threads(loop_.args[2], start->axis)) {
+      team_ = Team::Grid;
+    } else {
       return false;
     }
     const Op* end = f_.def(loop_.args[1]);
@@ -188,13 +224,13 @@ class Matcher {
         plan_.roles.push_back(op.kind == OpKind::Load ? Role::Load : Role::Store);
         ++accesses_;
       } else if (var_op) {
-        if (defined_inside(op.args[0])) return false;
+        if (team_ == Team::Grid || defined_inside(op.args[0])) return false;
         vars_.insert(op.args[0]);
         plan_.roles.push_back(Role::PerLane);
       } else if (is_pure(op)) {
         const bool per_lane = std::any_of(op.args.begin(), op.args.end(),
                                           [&](ValueId a) { return per_lane_.contains(a); });
-        if (!per_lane && !f_.uniform(op.result)) return false;
+        if (!per_lane && !f_.uniform(op.result, team_)) return false;
         plan_.roles.push_back(per_lane ? Role::PerLane : Role::Uniform);
       } else {
         return false;
@@ -206,19 +242,19 @@ class Matcher {
   }
 
   /// An index (%j or base + %j) only where a load or store takes its index, and there nothing
-  /// else; any other operand comes from the body or is uniform across the group.
+  /// else; any other operand comes from the body or is uniform across the team.
   bool operand_fits(ValueId v, bool index_slot, const std::unordered_set<ValueId>& indices) const {
     if (indices.contains(v)) return index_slot;
-    return !index_slot && (defined_inside(v) || f_.uniform(v));
+    return !index_slot && (defined_inside(v) || f_.uniform(v, team_));
   }
 
-  /// `add %base, %j` (either order) with a uniform base from outside the loop.
+  /// `add %base, %j` (either order) with a base from outside the loop, uniform across the team.
   bool is_index(const Op& op, ValueId j) {
     if (op.kind != OpKind::Add || op.args.size() != 2) return false;
     const int at = op.args[0] == j ? 1 : (op.args[1] == j ? 0 : -1);
     if (at < 0) return false;
     const ValueId base = op.args[at];
-    if (base == j || defined_inside(base) || !f_.uniform(base)) return false;
+    if (base == j || defined_inside(base) || !f_.uniform(base, team_)) return false;
     if (std::find(plan_.bases.begin(), plan_.bases.end(), base) == plan_.bases.end()) {
       plan_.bases.push_back(base);
     }
@@ -333,6 +369,7 @@ class Matcher {
   const std::vector<Op>& body_;
   const TargetProfile& target_;
   Plan plan_;
+  Team team_ = Team::Group;
   std::unordered_set<ValueId> inside_;
   std::unordered_set<ValueId> per_lane_;
   std::unordered_set<ValueId> vars_;
