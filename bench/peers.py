@@ -8,6 +8,7 @@ dimensions), times every peer of that case on the same shapes and dtype, with th
 around each run, the median), and writes the peer figures as JSON for bench/report.py.
 
 Usage: python3 bench/peers.py IRON_JSON -o PEERS_JSON [--repeat N] [--no-compile]
+                              [--compile-dtypes bf16 ...]
 """
 import argparse
 import json
@@ -76,7 +77,8 @@ def run_case(result, l2_bytes, args):
     timings = {}
     reference = None
     for name, build in peers(dims, dtype).items():
-        if name.startswith("torch.compile") and args.no_compile:
+        if name.startswith("torch.compile") and (args.no_compile or
+                                                 result["dtype"] not in args.compile_dtypes):
             continue
         try:
             fn = build()
@@ -102,6 +104,9 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--no-compile", action="store_true",
                         help="skip torch.compile peers (slow to compile)")
+    parser.add_argument("--compile-dtypes", nargs="+", default=["bf16"],
+                        help="dtypes whose cases also time torch.compile (default: bf16; each "
+                             "compile takes seconds)")
     args = parser.parse_args()
     with open(args.iron_json) as f:
         iron = json.load(f)

@@ -9,6 +9,14 @@
 
 #include <cuda_fp16.h>
 
+// Vector types: each moves in one load or store.
+struct alignas(8) iron_f16x4 {
+  __half v[4];
+};
+struct alignas(16) iron_f16x8 {
+  __half v[8];
+};
+
 extern "C" __global__ void __launch_bounds__(1024) iron_copy_f16(
     const __half* __restrict__ inp,
     __half* __restrict__ out,
@@ -18,9 +26,44 @@ extern "C" __global__ void __launch_bounds__(1024) iron_copy_f16(
   const unsigned int v2 = gridDim.x;
   const unsigned int v3 = v2 * v1;
   const unsigned int v4 = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned int v8 = v0 & 7u;
+  const bool v10 = v8 == 0u;
+  if (v10) {
+    const unsigned int v11 = v0 >> 3u;
 
-  for (unsigned int v5 = v4; v5 < v0; v5 += v3) {
-    const __half v6 = inp[v5];
-    out[v5] = v6;
+    for (unsigned int v12 = v4; v12 < v11; v12 += v3) {
+      const unsigned int v13 = v12 << 3u;
+      const iron_f16x8 v14 = *reinterpret_cast<const iron_f16x8*>(inp + v13);
+      const __half v15 = v14.v[0];
+      const __half v16 = v14.v[1];
+      const __half v17 = v14.v[2];
+      const __half v18 = v14.v[3];
+      const __half v19 = v14.v[4];
+      const __half v20 = v14.v[5];
+      const __half v21 = v14.v[6];
+      const __half v22 = v14.v[7];
+      *reinterpret_cast<iron_f16x8*>(out + v13) = iron_f16x8{{v15, v16, v17, v18, v19, v20, v21, v22}};
+    }
+  } else {
+    const unsigned int v24 = v0 & 3u;
+    const bool v26 = v24 == 0u;
+    if (v26) {
+      const unsigned int v27 = v0 >> 2u;
+
+      for (unsigned int v28 = v4; v28 < v27; v28 += v3) {
+        const unsigned int v29 = v28 << 2u;
+        const iron_f16x4 v30 = *reinterpret_cast<const iron_f16x4*>(inp + v29);
+        const __half v31 = v30.v[0];
+        const __half v32 = v30.v[1];
+        const __half v33 = v30.v[2];
+        const __half v34 = v30.v[3];
+        *reinterpret_cast<iron_f16x4*>(out + v29) = iron_f16x4{{v31, v32, v33, v34}};
+      }
+    } else {
+      for (unsigned int v5 = v4; v5 < v0; v5 += v3) {
+        const __half v6 = inp[v5];
+        out[v5] = v6;
+      }
+    }
   }
 }

@@ -7,6 +7,14 @@
 //   out: output f32 tensor, as float* __restrict__
 //   n: constexpr u32, as unsigned int
 
+// Vector types: each moves in one load or store.
+struct alignas(8) iron_f32x2 {
+  float v[2];
+};
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
+
 extern "C" __global__ void __launch_bounds__(1024) iron_copy_f32(
     const float* __restrict__ inp,
     float* __restrict__ out,
@@ -16,9 +24,38 @@ extern "C" __global__ void __launch_bounds__(1024) iron_copy_f32(
   const unsigned int v2 = gridDim.x;
   const unsigned int v3 = v2 * v1;
   const unsigned int v4 = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned int v8 = v0 & 3u;
+  const bool v10 = v8 == 0u;
+  if (v10) {
+    const unsigned int v11 = v0 >> 2u;
 
-  for (unsigned int v5 = v4; v5 < v0; v5 += v3) {
-    const float v6 = inp[v5];
-    out[v5] = v6;
+    for (unsigned int v12 = v4; v12 < v11; v12 += v3) {
+      const unsigned int v13 = v12 << 2u;
+      const iron_f32x4 v14 = *reinterpret_cast<const iron_f32x4*>(inp + v13);
+      const float v15 = v14.v[0];
+      const float v16 = v14.v[1];
+      const float v17 = v14.v[2];
+      const float v18 = v14.v[3];
+      *reinterpret_cast<iron_f32x4*>(out + v13) = iron_f32x4{{v15, v16, v17, v18}};
+    }
+  } else {
+    const unsigned int v20 = v0 & 1u;
+    const bool v22 = v20 == 0u;
+    if (v22) {
+      const unsigned int v23 = v0 >> 1u;
+
+      for (unsigned int v24 = v4; v24 < v23; v24 += v3) {
+        const unsigned int v25 = v24 << 1u;
+        const iron_f32x2 v26 = *reinterpret_cast<const iron_f32x2*>(inp + v25);
+        const float v27 = v26.v[0];
+        const float v28 = v26.v[1];
+        *reinterpret_cast<iron_f32x2*>(out + v25) = iron_f32x2{{v27, v28}};
+      }
+    } else {
+      for (unsigned int v5 = v4; v5 < v0; v5 += v3) {
+        const float v6 = inp[v5];
+        out[v5] = v6;
+      }
+    }
   }
 }

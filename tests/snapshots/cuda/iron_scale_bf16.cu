@@ -10,6 +10,14 @@
 
 #include <cuda_bf16.h>
 
+// Vector types: each moves in one load or store.
+struct alignas(8) iron_bf16x4 {
+  __nv_bfloat16 v[4];
+};
+struct alignas(16) iron_bf16x8 {
+  __nv_bfloat16 v[8];
+};
+
 extern "C" __global__ void __launch_bounds__(1024) iron_scale_bf16(
     const __nv_bfloat16* __restrict__ inp,
     __nv_bfloat16* __restrict__ out,
@@ -21,12 +29,83 @@ extern "C" __global__ void __launch_bounds__(1024) iron_scale_bf16(
   const unsigned int v3 = gridDim.x;
   const unsigned int v4 = v3 * v2;
   const unsigned int v5 = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned int v12 = v1 & 7u;
+  const bool v14 = v12 == 0u;
+  if (v14) {
+    const unsigned int v15 = v1 >> 3u;
 
-  for (unsigned int v6 = v5; v6 < v1; v6 += v4) {
-    const __nv_bfloat16 v7 = inp[v6];  // kernels/ops/scale.cpp:19
-    const float v8 = __bfloat162float(v7);
-    const float v9 = v8 * v0;
-    const __nv_bfloat16 v10 = __float2bfloat16_rn(v9);
-    out[v6] = v10;
+    for (unsigned int v16 = v5; v16 < v15; v16 += v4) {
+      const unsigned int v17 = v16 << 3u;
+      const iron_bf16x8 v18 = *reinterpret_cast<const iron_bf16x8*>(inp + v17);  // kernels/ops/scale.cpp:19
+      const __nv_bfloat16 v19 = v18.v[0];
+      const __nv_bfloat16 v20 = v18.v[1];
+      const __nv_bfloat16 v21 = v18.v[2];
+      const __nv_bfloat16 v22 = v18.v[3];
+      const __nv_bfloat16 v23 = v18.v[4];
+      const __nv_bfloat16 v24 = v18.v[5];
+      const __nv_bfloat16 v25 = v18.v[6];
+      const __nv_bfloat16 v26 = v18.v[7];
+      const float v27 = __bfloat162float(v19);
+      const float v28 = v27 * v0;
+      const __nv_bfloat16 v29 = __float2bfloat16_rn(v28);
+      const float v30 = __bfloat162float(v20);
+      const float v31 = v30 * v0;
+      const __nv_bfloat16 v32 = __float2bfloat16_rn(v31);
+      const float v33 = __bfloat162float(v21);
+      const float v34 = v33 * v0;
+      const __nv_bfloat16 v35 = __float2bfloat16_rn(v34);
+      const float v36 = __bfloat162float(v22);
+      const float v37 = v36 * v0;
+      const __nv_bfloat16 v38 = __float2bfloat16_rn(v37);
+      const float v39 = __bfloat162float(v23);
+      const float v40 = v39 * v0;
+      const __nv_bfloat16 v41 = __float2bfloat16_rn(v40);
+      const float v42 = __bfloat162float(v24);
+      const float v43 = v42 * v0;
+      const __nv_bfloat16 v44 = __float2bfloat16_rn(v43);
+      const float v45 = __bfloat162float(v25);
+      const float v46 = v45 * v0;
+      const __nv_bfloat16 v47 = __float2bfloat16_rn(v46);
+      const float v48 = __bfloat162float(v26);
+      const float v49 = v48 * v0;
+      const __nv_bfloat16 v50 = __float2bfloat16_rn(v49);
+      *reinterpret_cast<iron_bf16x8*>(out + v17) = iron_bf16x8{{v29, v32, v35, v38, v41, v44, v47, v50}};
+    }
+  } else {
+    const unsigned int v52 = v1 & 3u;  // kernels/ops/scale.cpp:18
+    const bool v54 = v52 == 0u;
+    if (v54) {
+      const unsigned int v55 = v1 >> 2u;
+
+      for (unsigned int v56 = v5; v56 < v55; v56 += v4) {
+        const unsigned int v57 = v56 << 2u;
+        const iron_bf16x4 v58 = *reinterpret_cast<const iron_bf16x4*>(inp + v57);  // kernels/ops/scale.cpp:19
+        const __nv_bfloat16 v59 = v58.v[0];
+        const __nv_bfloat16 v60 = v58.v[1];
+        const __nv_bfloat16 v61 = v58.v[2];
+        const __nv_bfloat16 v62 = v58.v[3];
+        const float v63 = __bfloat162float(v59);
+        const float v64 = v63 * v0;
+        const __nv_bfloat16 v65 = __float2bfloat16_rn(v64);
+        const float v66 = __bfloat162float(v60);
+        const float v67 = v66 * v0;
+        const __nv_bfloat16 v68 = __float2bfloat16_rn(v67);
+        const float v69 = __bfloat162float(v61);
+        const float v70 = v69 * v0;
+        const __nv_bfloat16 v71 = __float2bfloat16_rn(v70);
+        const float v72 = __bfloat162float(v62);
+        const float v73 = v72 * v0;
+        const __nv_bfloat16 v74 = __float2bfloat16_rn(v73);
+        *reinterpret_cast<iron_bf16x4*>(out + v57) = iron_bf16x4{{v65, v68, v71, v74}};
+      }
+    } else {
+      for (unsigned int v6 = v5; v6 < v1; v6 += v4) {  // kernels/ops/scale.cpp:18
+        const __nv_bfloat16 v7 = inp[v6];  // kernels/ops/scale.cpp:19
+        const float v8 = __bfloat162float(v7);
+        const float v9 = v8 * v0;
+        const __nv_bfloat16 v10 = __float2bfloat16_rn(v9);
+        out[v6] = v10;
+      }
+    }
   }
 }

@@ -8,6 +8,14 @@
 //   alpha: constexpr f32, as float
 //   n: constexpr u32, as unsigned int
 
+// Vector types: each moves in one load or store.
+struct alignas(8) iron_f32x2 {
+  float v[2];
+};
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
+
 extern "C" __global__ void __launch_bounds__(1024) iron_scale_f32(
     const float* __restrict__ inp,
     float* __restrict__ out,
@@ -19,10 +27,45 @@ extern "C" __global__ void __launch_bounds__(1024) iron_scale_f32(
   const unsigned int v3 = gridDim.x;
   const unsigned int v4 = v3 * v2;
   const unsigned int v5 = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned int v12 = v1 & 3u;
+  const bool v14 = v12 == 0u;
+  if (v14) {
+    const unsigned int v15 = v1 >> 2u;
 
-  for (unsigned int v6 = v5; v6 < v1; v6 += v4) {
-    const float v7 = inp[v6];  // kernels/ops/scale.cpp:19
-    const float v9 = v7 * v0;
-    out[v6] = v9;
+    for (unsigned int v16 = v5; v16 < v15; v16 += v4) {
+      const unsigned int v17 = v16 << 2u;
+      const iron_f32x4 v18 = *reinterpret_cast<const iron_f32x4*>(inp + v17);  // kernels/ops/scale.cpp:19
+      const float v19 = v18.v[0];
+      const float v20 = v18.v[1];
+      const float v21 = v18.v[2];
+      const float v22 = v18.v[3];
+      const float v23 = v19 * v0;
+      const float v24 = v20 * v0;
+      const float v25 = v21 * v0;
+      const float v26 = v22 * v0;
+      *reinterpret_cast<iron_f32x4*>(out + v17) = iron_f32x4{{v23, v24, v25, v26}};
+    }
+  } else {
+    const unsigned int v28 = v1 & 1u;  // kernels/ops/scale.cpp:18
+    const bool v30 = v28 == 0u;
+    if (v30) {
+      const unsigned int v31 = v1 >> 1u;
+
+      for (unsigned int v32 = v5; v32 < v31; v32 += v4) {
+        const unsigned int v33 = v32 << 1u;
+        const iron_f32x2 v34 = *reinterpret_cast<const iron_f32x2*>(inp + v33);  // kernels/ops/scale.cpp:19
+        const float v35 = v34.v[0];
+        const float v36 = v34.v[1];
+        const float v37 = v35 * v0;
+        const float v38 = v36 * v0;
+        *reinterpret_cast<iron_f32x2*>(out + v33) = iron_f32x2{{v37, v38}};
+      }
+    } else {
+      for (unsigned int v6 = v5; v6 < v1; v6 += v4) {  // kernels/ops/scale.cpp:18
+        const float v7 = inp[v6];  // kernels/ops/scale.cpp:19
+        const float v9 = v7 * v0;
+        out[v6] = v9;
+      }
+    }
   }
 }

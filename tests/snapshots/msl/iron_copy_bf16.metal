@@ -10,6 +10,11 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Vectors of more than 4 lanes, as 4-lane parts.
+struct iron_bf16x8 {
+  bfloat4 part[2];
+};
+
 kernel void iron_copy_bf16(
     device const bfloat* inp [[buffer(0)]],
     device bfloat* out [[buffer(1)]],
@@ -23,9 +28,44 @@ kernel void iron_copy_bf16(
   const uint v2 = iron_ngroups.x;
   const uint v3 = v2 * v1;
   const uint v4 = iron_gid.x * iron_tpg.x + iron_tid.x;
+  const uint v8 = v0 & 7u;
+  const bool v10 = v8 == 0u;
+  if (v10) {
+    const uint v11 = v0 >> 3u;
 
-  for (uint v5 = v4; v5 < v0; v5 += v3) {
-    const bfloat v6 = inp[v5];
-    out[v5] = v6;
+    for (uint v12 = v4; v12 < v11; v12 += v3) {
+      const uint v13 = v12 << 3u;
+      const iron_bf16x8 v14 = *(device const iron_bf16x8*)(inp + v13);
+      const bfloat v15 = v14.part[0][0];
+      const bfloat v16 = v14.part[0][1];
+      const bfloat v17 = v14.part[0][2];
+      const bfloat v18 = v14.part[0][3];
+      const bfloat v19 = v14.part[1][0];
+      const bfloat v20 = v14.part[1][1];
+      const bfloat v21 = v14.part[1][2];
+      const bfloat v22 = v14.part[1][3];
+      *(device iron_bf16x8*)(out + v13) = iron_bf16x8{{bfloat4(v15, v16, v17, v18), bfloat4(v19, v20, v21, v22)}};
+    }
+  } else {
+    const uint v24 = v0 & 3u;
+    const bool v26 = v24 == 0u;
+    if (v26) {
+      const uint v27 = v0 >> 2u;
+
+      for (uint v28 = v4; v28 < v27; v28 += v3) {
+        const uint v29 = v28 << 2u;
+        const bfloat4 v30 = *(device const bfloat4*)(inp + v29);
+        const bfloat v31 = v30[0];
+        const bfloat v32 = v30[1];
+        const bfloat v33 = v30[2];
+        const bfloat v34 = v30[3];
+        *(device bfloat4*)(out + v29) = bfloat4(v31, v32, v33, v34);
+      }
+    } else {
+      for (uint v5 = v4; v5 < v0; v5 += v3) {
+        const bfloat v6 = inp[v5];
+        out[v5] = v6;
+      }
+    }
   }
 }

@@ -23,9 +23,38 @@ kernel void iron_copy_f32(
   const uint v2 = iron_ngroups.x;
   const uint v3 = v2 * v1;
   const uint v4 = iron_gid.x * iron_tpg.x + iron_tid.x;
+  const uint v8 = v0 & 3u;
+  const bool v10 = v8 == 0u;
+  if (v10) {
+    const uint v11 = v0 >> 2u;
 
-  for (uint v5 = v4; v5 < v0; v5 += v3) {
-    const float v6 = inp[v5];
-    out[v5] = v6;
+    for (uint v12 = v4; v12 < v11; v12 += v3) {
+      const uint v13 = v12 << 2u;
+      const float4 v14 = *(device const float4*)(inp + v13);
+      const float v15 = v14[0];
+      const float v16 = v14[1];
+      const float v17 = v14[2];
+      const float v18 = v14[3];
+      *(device float4*)(out + v13) = float4(v15, v16, v17, v18);
+    }
+  } else {
+    const uint v20 = v0 & 1u;
+    const bool v22 = v20 == 0u;
+    if (v22) {
+      const uint v23 = v0 >> 1u;
+
+      for (uint v24 = v4; v24 < v23; v24 += v3) {
+        const uint v25 = v24 << 1u;
+        const float2 v26 = *(device const float2*)(inp + v25);
+        const float v27 = v26[0];
+        const float v28 = v26[1];
+        *(device float2*)(out + v25) = float2(v27, v28);
+      }
+    } else {
+      for (uint v5 = v4; v5 < v0; v5 += v3) {
+        const float v6 = inp[v5];
+        out[v5] = v6;
+      }
+    }
   }
 }

@@ -11,6 +11,11 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Vectors of more than 4 lanes, as 4-lane parts.
+struct iron_f16x8 {
+  half4 part[2];
+};
+
 kernel void iron_scale_f16(
     device const half* inp [[buffer(0)]],
     device half* out [[buffer(1)]],
@@ -26,12 +31,83 @@ kernel void iron_scale_f16(
   const uint v3 = iron_ngroups.x;
   const uint v4 = v3 * v2;
   const uint v5 = iron_gid.x * iron_tpg.x + iron_tid.x;
+  const uint v12 = v1 & 7u;
+  const bool v14 = v12 == 0u;
+  if (v14) {
+    const uint v15 = v1 >> 3u;
 
-  for (uint v6 = v5; v6 < v1; v6 += v4) {
-    const half v7 = inp[v6];  // kernels/ops/scale.cpp:19
-    const float v8 = float(v7);
-    const float v9 = v8 * v0;
-    const half v10 = half(v9);
-    out[v6] = v10;
+    for (uint v16 = v5; v16 < v15; v16 += v4) {
+      const uint v17 = v16 << 3u;
+      const iron_f16x8 v18 = *(device const iron_f16x8*)(inp + v17);  // kernels/ops/scale.cpp:19
+      const half v19 = v18.part[0][0];
+      const half v20 = v18.part[0][1];
+      const half v21 = v18.part[0][2];
+      const half v22 = v18.part[0][3];
+      const half v23 = v18.part[1][0];
+      const half v24 = v18.part[1][1];
+      const half v25 = v18.part[1][2];
+      const half v26 = v18.part[1][3];
+      const float v27 = float(v19);
+      const float v28 = v27 * v0;
+      const half v29 = half(v28);
+      const float v30 = float(v20);
+      const float v31 = v30 * v0;
+      const half v32 = half(v31);
+      const float v33 = float(v21);
+      const float v34 = v33 * v0;
+      const half v35 = half(v34);
+      const float v36 = float(v22);
+      const float v37 = v36 * v0;
+      const half v38 = half(v37);
+      const float v39 = float(v23);
+      const float v40 = v39 * v0;
+      const half v41 = half(v40);
+      const float v42 = float(v24);
+      const float v43 = v42 * v0;
+      const half v44 = half(v43);
+      const float v45 = float(v25);
+      const float v46 = v45 * v0;
+      const half v47 = half(v46);
+      const float v48 = float(v26);
+      const float v49 = v48 * v0;
+      const half v50 = half(v49);
+      *(device iron_f16x8*)(out + v17) = iron_f16x8{{half4(v29, v32, v35, v38), half4(v41, v44, v47, v50)}};
+    }
+  } else {
+    const uint v52 = v1 & 3u;  // kernels/ops/scale.cpp:18
+    const bool v54 = v52 == 0u;
+    if (v54) {
+      const uint v55 = v1 >> 2u;
+
+      for (uint v56 = v5; v56 < v55; v56 += v4) {
+        const uint v57 = v56 << 2u;
+        const half4 v58 = *(device const half4*)(inp + v57);  // kernels/ops/scale.cpp:19
+        const half v59 = v58[0];
+        const half v60 = v58[1];
+        const half v61 = v58[2];
+        const half v62 = v58[3];
+        const float v63 = float(v59);
+        const float v64 = v63 * v0;
+        const half v65 = half(v64);
+        const float v66 = float(v60);
+        const float v67 = v66 * v0;
+        const half v68 = half(v67);
+        const float v69 = float(v61);
+        const float v70 = v69 * v0;
+        const half v71 = half(v70);
+        const float v72 = float(v62);
+        const float v73 = v72 * v0;
+        const half v74 = half(v73);
+        *(device half4*)(out + v57) = half4(v65, v68, v71, v74);
+      }
+    } else {
+      for (uint v6 = v5; v6 < v1; v6 += v4) {  // kernels/ops/scale.cpp:18
+        const half v7 = inp[v6];  // kernels/ops/scale.cpp:19
+        const float v8 = float(v7);
+        const float v9 = v8 * v0;
+        const half v10 = half(v9);
+        out[v6] = v10;
+      }
+    }
   }
 }

@@ -26,10 +26,45 @@ kernel void iron_scale_f32(
   const uint v3 = iron_ngroups.x;
   const uint v4 = v3 * v2;
   const uint v5 = iron_gid.x * iron_tpg.x + iron_tid.x;
+  const uint v12 = v1 & 3u;
+  const bool v14 = v12 == 0u;
+  if (v14) {
+    const uint v15 = v1 >> 2u;
 
-  for (uint v6 = v5; v6 < v1; v6 += v4) {
-    const float v7 = inp[v6];  // kernels/ops/scale.cpp:19
-    const float v9 = v7 * v0;
-    out[v6] = v9;
+    for (uint v16 = v5; v16 < v15; v16 += v4) {
+      const uint v17 = v16 << 2u;
+      const float4 v18 = *(device const float4*)(inp + v17);  // kernels/ops/scale.cpp:19
+      const float v19 = v18[0];
+      const float v20 = v18[1];
+      const float v21 = v18[2];
+      const float v22 = v18[3];
+      const float v23 = v19 * v0;
+      const float v24 = v20 * v0;
+      const float v25 = v21 * v0;
+      const float v26 = v22 * v0;
+      *(device float4*)(out + v17) = float4(v23, v24, v25, v26);
+    }
+  } else {
+    const uint v28 = v1 & 1u;  // kernels/ops/scale.cpp:18
+    const bool v30 = v28 == 0u;
+    if (v30) {
+      const uint v31 = v1 >> 1u;
+
+      for (uint v32 = v5; v32 < v31; v32 += v4) {
+        const uint v33 = v32 << 1u;
+        const float2 v34 = *(device const float2*)(inp + v33);  // kernels/ops/scale.cpp:19
+        const float v35 = v34[0];
+        const float v36 = v34[1];
+        const float v37 = v35 * v0;
+        const float v38 = v36 * v0;
+        *(device float2*)(out + v33) = float2(v37, v38);
+      }
+    } else {
+      for (uint v6 = v5; v6 < v1; v6 += v4) {  // kernels/ops/scale.cpp:18
+        const float v7 = inp[v6];  // kernels/ops/scale.cpp:19
+        const float v9 = v7 * v0;
+        out[v6] = v9;
+      }
+    }
   }
 }
