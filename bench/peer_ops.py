@@ -216,9 +216,9 @@ def _add_rms_norm_peers(dims, dtype):
     eps = dims.get("eps", 1e-6)
     n = d(dims, "n")
 
-    def eager(x, residual, w):
+    def eager(x, residual, w):  # both outputs, as Iron writes both
         s = x + residual
-        return F.rms_norm(s, (n,), w, eps)
+        return F.rms_norm(s, (n,), w, eps), s
     return {"torch eager (add, rms_norm)": lambda: eager, "torch.compile": compiled(eager)}
 
 
@@ -295,6 +295,64 @@ def _hadamard_peers(dims, dtype):
     return {"x @ H (cuBLAS)": lambda: lambda x: x @ h}
 
 
+# ── Rotary embedding and the KV cache ────────────────────────────────────────────────────────
+
+def _rope_inputs(dims, dtype, gen):
+    tokens, heads, head_dim = d(dims, "tokens"), d(dims, "heads"), d(dims, "head_dim")
+    rot = d(dims, "rot_dim")
+    positions = torch.arange(tokens, device="cuda")
+    inv_freq = 1.0 / (dims["base"] ** (torch.arange(0, rot, 2, device="cuda").float() / rot))
+    freqs = positions.float()[:, None] * inv_freq[None, :]
+    table = torch.cat((freqs.cos(), freqs.sin()), -1)  # [tokens, rot]: cos half, sin half
+    return (uniform((tokens, heads, head_dim), dtype, gen), positions, table)
+
+
+def _rope_peers(interleaved):
+    def peers(dims, dtype):
+        rot = d(dims, "rot_dim")
+        use_table, in_place = bool(dims.get("table", 0)), bool(dims.get("in_place", 0))
+
+        def eager(x, positions, table):
+            if use_table:
+                c, s = table[positions, :rot // 2], table[positions, rot // 2:]
+            else:
+                inv_freq = 1.0 / (dims["base"] ** (
+                    torch.arange(0, rot, 2, device="cuda", dtype=torch.float32) / rot))
+                f = positions.float()[:, None] * inv_freq[None, :]
+                c, s = f.cos(), f.sin()
+            xr, xp = x[..., :rot], x[..., rot:]
+            if interleaved:
+                cos, sin = c.to(dtype)[:, None, :], s.to(dtype)[:, None, :]
+                x1, x2 = xr[..., 0::2], xr[..., 1::2]
+                rotated = torch.stack((x1 * cos - x2 * sin, x2 * cos + x1 * sin), -1).flatten(-2)
+            else:
+                cos = torch.cat((c, c), -1).to(dtype)[:, None, :]
+                sin = torch.cat((s, s), -1).to(dtype)[:, None, :]
+                x1, x2 = xr[..., :rot // 2], xr[..., rot // 2:]
+                rotated = xr * cos + torch.cat((-x2, x1), -1) * sin
+            out = torch.cat((rotated, xp), -1)
+            return x.copy_(out) if in_place else out
+        return {"torch eager composite": lambda: eager, "torch.compile": compiled(eager)}
+    return peers
+
+
+def _kv_append_inputs(dims, dtype, gen):
+    tokens, heads, head_dim, max_seq = (d(dims, k) for k in
+                                        ("new_tokens", "heads", "head_dim", "max_seq"))
+    cache = lambda: torch.zeros((heads, max_seq, head_dim), dtype=dtype, device="cuda")  # noqa
+    positions = torch.arange(d(dims, "start"), d(dims, "start") + tokens, device="cuda")
+    return (uniform((tokens, heads, head_dim), dtype, gen),
+            uniform((tokens, heads, head_dim), dtype, gen), positions, cache(), cache())
+
+
+def _kv_append_peers(dims, dtype):
+    def eager(k, v, positions, k_cache, v_cache):
+        k_cache.index_copy_(1, positions, k.transpose(0, 1))
+        v_cache.index_copy_(1, positions, v.transpose(0, 1))
+        return k_cache
+    return {"index_copy_ (two calls)": lambda: eager}
+
+
 CASES = {
     "copy": (_one, _copy_peers),
     "arange": (lambda dims, dtype, gen: (), _arange_peers),
@@ -327,6 +385,9 @@ CASES = {
     "dequant_affine": (_dequant_affine_inputs, _dequant_affine_peers),
     "dequant_mxfp4": (_dequant_mxfp4_inputs, _dequant_mxfp4_peers),
     "hadamard": (_rows, _hadamard_peers),
+    "rope_neox": (_rope_inputs, _rope_peers(False)),
+    "rope_gptj": (_rope_inputs, _rope_peers(True)),
+    "kv_append": (_kv_append_inputs, _kv_append_peers),
     "rms_norm": (_norm_inputs, _rms_norm_peers),
     "layer_norm": (_layer_norm_inputs, _layer_norm_peers),
     "add_rms_norm": (_add_rms_norm_inputs, _add_rms_norm_peers),

@@ -10,6 +10,7 @@
 /// ## Dispatch
 /// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
 /// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
+#include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
 #include <iron/testing/bench_registry.hpp>
@@ -102,7 +103,9 @@ testing::BenchSetup rms_norm_bench(std::size_t rows, std::size_t n, DType dt) {
       .output("out", rows * n)
       .constant("n", static_cast<double>(n))
       .constant("eps", 1e-6)
-      .grid_rows(static_cast<std::uint32_t>(rows), 256)
+      .grid_rows(static_cast<std::uint32_t>(rows),
+                 static_cast<std::uint32_t>(std::clamp<std::size_t>(n * dtype_size(dt) / 64, 32,
+                                                                    1024)))  // 4 vectors each
       .bytes_moved((2 * rows * n + n) * dtype_size(dt))
       .flops(4 * rows * n)
       .peer("rms_norm",

@@ -66,10 +66,11 @@ testing::TestSetup softmax_setup(std::size_t rows, std::size_t n, std::uint32_t 
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
 
-/// One group per row; tpg chosen so each thread handles a few 16-byte vectors of the row.
+/// One group per row; tpg chosen so each thread handles four 16-byte vectors of the row (small
+/// groups keep more rows in flight per multiprocessor; see bench/NOTES.md).
 testing::BenchSetup softmax_bench(std::size_t rows, std::size_t n, DType dt) {
   const std::size_t vectors = n * dtype_size(dt) / 16;
-  const auto tpg = static_cast<std::uint32_t>(std::clamp<std::size_t>(vectors / 2, 32, 1024));
+  const auto tpg = static_cast<std::uint32_t>(std::clamp<std::size_t>(vectors / 4, 32, 1024));
   return testing::BenchSetup("iron_softmax", dt)
       .random("inp", rows * n, -4.0f, 4.0f)
       .output("out", rows * n)
