@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "iron/core/error.hpp"
 #include "iron/testing/bench_runner.hpp"
+#include "kernel_selection.hpp"
 
 namespace iron::cli {
 namespace {
@@ -35,13 +36,7 @@ struct BenchSelection {
 };
 
 std::vector<BenchSelection> select_benches(const BenchOptions& o) {
-  std::regex filter;
-  try {
-    filter = std::regex(o.filter, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw UsageError(
-        fmt::format("--filter '{}' is not a valid regular expression: {}", o.filter, e.what()));
-  }
+  const std::regex filter = filter_regex(o.filter);
   std::vector<BenchSelection> selected;
   for (const auto& bench : testing::registered_benches()) {
     if (!std::regex_search(bench.name, filter)) continue;

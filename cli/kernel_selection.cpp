@@ -23,14 +23,17 @@ KernelForm resolve_kernel(const std::string& name, const std::string& dtype) {
   return {info, *parsed};
 }
 
-std::vector<KernelForm> select_kernels(const std::string& filter, const std::string& dtype) {
-  std::regex pattern;
+std::regex filter_regex(const std::string& filter) {
   try {
-    pattern = std::regex(filter, std::regex::ECMAScript);
+    return std::regex(filter, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
     throw UsageError(
         fmt::format("--filter '{}' is not a valid regular expression: {}", filter, e.what()));
   }
+}
+
+std::vector<KernelForm> select_kernels(const std::string& filter, const std::string& dtype) {
+  const std::regex pattern = filter_regex(filter);
   std::vector<KernelForm> forms;
   for (const auto& info : dsl::registered_kernels()) {
     if (!std::regex_search(info.name, pattern)) continue;

@@ -1,6 +1,7 @@
-/// Choosing kernels and targets from command-line words, shared by inspect, build, snap, diff.
+/// Choosing kernels, filters and targets from command-line words, shared by the commands.
 #pragma once
 
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct KernelForm {
 
 /// The kernel named `name` in dtype `dtype` ("f32", "f16", "bf16"); UsageError otherwise.
 KernelForm resolve_kernel(const std::string& name, const std::string& dtype);
+
+/// The --filter option as an ECMAScript regular expression; UsageError naming it when invalid.
+std::regex filter_regex(const std::string& filter);
 
 /// Every registered kernel × dtype whose name matches `filter` (ECMAScript regex search; empty
 /// matches all) and whose dtype is `dtype` (empty: all); UsageError when nothing matches.

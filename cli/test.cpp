@@ -18,6 +18,7 @@
 #include "iron/runtime/module_cache.hpp"
 #include "iron/testing/registry.hpp"
 #include "iron/testing/runner.hpp"
+#include "kernel_selection.hpp"
 #include "test_report.hpp"
 
 namespace iron::cli {
@@ -40,13 +41,7 @@ struct Case {
 
 /// Every registered test × dtype that the filter and dtype select, in registry order.
 std::vector<Case> select_cases(const TestOptions& o) {
-  std::regex filter;
-  try {
-    filter = std::regex(o.filter, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw UsageError(
-        fmt::format("--filter '{}' is not a valid regular expression: {}", o.filter, e.what()));
-  }
+  const std::regex filter = filter_regex(o.filter);
   std::vector<Case> cases;
   for (const auto& test : testing::registered_tests()) {
     if (!std::regex_search(test.name, filter) && !std::regex_search(test.kernel, filter)) continue;

@@ -16,25 +16,18 @@
 #include <iron/testing/bench_registry.hpp>
 #include <iron/testing/registry.hpp>
 
+#include "../primitives/row_stats.hpp"
+
 namespace iron::kernels {
 using namespace iron::dsl;
 
 IRON_KERNEL(iron_softmax, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
   dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
   auto base = program_id<0>() * n;
-  auto tid = thread_id<0>();
-  auto tpg = group_size<0>();
-
-  Var<f32> local_max = -infinity;
-  for (auto j : range(tid, n, tpg)) local_max = max(local_max, cast<f32>(load(inp[base + j])));
-  auto row_max = reduce_max(local_max);
-
-  Var<f32> local_sum = 0.0f;
-  for (auto j : range(tid, n, tpg)) local_sum += exp(cast<f32>(load(inp[base + j])) - row_max);
-  auto inv_sum = recip(reduce_sum(local_sum));
-
-  for (auto j : range(tid, n, tpg)) {
-    store(out[base + j], cast<T>(exp(cast<f32>(load(inp[base + j])) - row_max) * inv_sum));
+  const RowStats stats = row_stats(inp, base, n);
+  auto inv_sum = recip(stats.sum_exp);
+  for (auto j : range(thread_id<0>(), n, group_size<0>())) {
+    store(out[base + j], cast<T>(exp(cast<f32>(load(inp[base + j])) - stats.max) * inv_sum));
   }
 }
 
