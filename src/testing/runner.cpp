@@ -88,8 +88,8 @@ std::vector<std::string> build_args(const TestSetup& setup,
       }
       const auto* initial = lookup(setup.initial_values(), p.name);
       if (count != nullptr && initial != nullptr && initial->count() != *count) {
-        problems.push_back(fmt::format("output '{}' has {} elements but {} initial values",
-                                       p.name, *count, initial->count()));
+        problems.push_back(fmt::format("output '{}' has {} elements but {} initial values", p.name,
+                                       *count, initial->count()));
       }
       if (count != nullptr) tensors[i] = initial != nullptr ? *initial : poisoned(p.dtype, *count);
       args.emplace_back(&tensors[i]);

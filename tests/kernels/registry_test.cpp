@@ -1,6 +1,5 @@
 // Every kernel defined under kernels/ is registered, has at least two tests and a bench.
 #include "iron/testing/registry.hpp"
-#include "iron/testing/bench_registry.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include "iron/dsl/kernel.hpp"
+#include "iron/testing/bench_registry.hpp"
 
 namespace {
 

@@ -137,15 +137,17 @@ TEST(RunTest, AnOutputWithInitialValuesStartsWithThemNotThePoison) {
   FakeBackend backend([](const runtime::Launch& launch) {
     EXPECT_EQ(unpack(tensor_arg(launch, 1)), (std::vector<float>{7.0f, 8.0f, 9.0f, 10.0f}));
   });
-  const auto r = run_test(scale_case([](TestSetup& s) { s.initial("out", {7, 8, 9, 10}); }),
+  const auto r = run_test(scale_case([](TestSetup& s) {
+                            s.initial("out", {7, 8, 9, 10});
+                          }),
                           DType::F32, backend, 1);
   EXPECT_NE(r.message.find("out[0]: got 7, want 0.5"), std::string::npos) << r.message;
 }
 
 TEST(RunTest, InitialValuesMustMatchTheOutputSize) {
   FakeBackend backend(scale_on_host);
-  const auto r = run_test(scale_case([](TestSetup& s) { s.initial("out", {1.0f}); }), DType::F32,
-                          backend, 1);
+  const auto r =
+      run_test(scale_case([](TestSetup& s) { s.initial("out", {1.0f}); }), DType::F32, backend, 1);
   EXPECT_NE(r.message.find("output 'out' has 4 elements but 1 initial values"), std::string::npos)
       << r.message;
 }
