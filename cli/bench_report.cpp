@@ -40,7 +40,8 @@ void print_bench_table(const BenchRun& run) {
       fmt::print("{:<40} {:<5} FAILED: {}\n", r.name, dtype_name(r.dtype), r.error);
       continue;
     }
-    std::string ref_us = "-", ratio = "-";
+    std::string ref_us = "-";
+    std::string ratio = "-";
     if (r.reference) {
       ref_us = fmt::format("{:.1f}", r.reference->timing.us.median);
       ratio = r.reference->matches

@@ -88,7 +88,7 @@ std::vector<runtime::ResidentArg> reference_args(const BenchSetup& setup, const 
       args.emplace_back(*scalar);
       continue;
     }
-    const std::string& name = std::get<std::string>(a);
+    const auto& name = std::get<std::string>(a);
     if (const auto c = setup.constants().find(name); c != setup.constants().end()) {
       args.emplace_back(c->second);
     } else if (const auto o = own_outputs.find(name); o != own_outputs.end()) {
@@ -336,8 +336,8 @@ std::string check_bench_setup(const BenchCase& bench, DType dtype) {
         args.emplace_back(found->second);
         continue;
       }
-      const bool given = p.kind == ir::ParamKind::Input ? setup.inputs().count(p.name) > 0
-                                                        : setup.outputs().count(p.name) > 0;
+      const bool given = p.kind == ir::ParamKind::Input ? setup.inputs().contains(p.name)
+                                                        : setup.outputs().contains(p.name);
       if (!given) return fmt::format("buffer '{}' is not given", p.name);
       runtime::HostTensor& h = placeholders.emplace_back();
       h.dtype = p.dtype;

@@ -201,16 +201,17 @@ std::vector<double> BenchDevice::time(const std::function<void(int)>& enqueue, i
   std::vector<CUevent> events(static_cast<std::size_t>(2 * repeat), nullptr);
   for (CUevent& e : events) impl_->check(api.event_create(&e, 0), "cuEventCreate", what);
   for (int i = 0; i < repeat; ++i) {
-    impl_->check(api.event_record(events[2 * i], nullptr), "cuEventRecord", what);
+    const auto first = 2 * static_cast<std::size_t>(i);
+    impl_->check(api.event_record(events[first], nullptr), "cuEventRecord", what);
     enqueue(warmup + i);
-    impl_->check(api.event_record(events[2 * i + 1], nullptr), "cuEventRecord", what);
+    impl_->check(api.event_record(events[first + 1], nullptr), "cuEventRecord", what);
   }
   synchronize(what);
   std::vector<double> ms;
-  for (int i = 0; i < repeat; ++i) {
+  for (std::size_t i = 0; i < events.size(); i += 2) {
     float elapsed = 0.0f;
-    impl_->check(api.event_elapsed_time(&elapsed, events[2 * i], events[2 * i + 1]),
-                 "cuEventElapsedTime", what);
+    impl_->check(api.event_elapsed_time(&elapsed, events[i], events[i + 1]), "cuEventElapsedTime",
+                 what);
     ms.push_back(elapsed);
   }
   for (CUevent e : events) impl_->check(api.event_destroy(e), "cuEventDestroy", what);
@@ -224,6 +225,15 @@ double BenchDevice::copy_gbps(std::size_t bytes, int repeat) {
   const auto ms = time([&](int) { copy(b, a, bytes); }, 2, repeat, "the copy ceiling");
   return 2.0 * static_cast<double>(bytes) / (spread_of(ms).median * 1e6);
 }
+
+namespace {
+
+/// A device address as the pointer type cuBLAS takes (device pointers are plain addresses).
+void* as_pointer(DeviceAddress address) {
+  return reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr)
+}
+
+}  // namespace
 
 GemmCeiling BenchDevice::gemm_tflops(int n, int repeat) {
   const cuda::Cublas& lib = cuda::cublas();
@@ -249,15 +259,15 @@ GemmCeiling BenchDevice::gemm_tflops(int n, int repeat) {
     result.reason = fmt::format("cublasCreate failed with status {}", s);
     return result;
   }
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
   int status = 0;
   const auto gemm = [&](int) {
-    status =
-        std::max(status, lib.api.gemm_ex(handle, cuda::kCublasOpN, cuda::kCublasOpN, n, n, n,
-                                         &alpha, reinterpret_cast<const void*>(a), cuda::kCudaR16BF,
-                                         n, reinterpret_cast<const void*>(b), cuda::kCudaR16BF, n,
-                                         &beta, reinterpret_cast<void*>(c), cuda::kCudaR16BF, n,
-                                         cuda::kCublasCompute32F, cuda::kCublasGemmDefault));
+    status = std::max(
+        status, lib.api.gemm_ex(handle, cuda::kCublasOpN, cuda::kCublasOpN, n, n, n, &alpha,
+                                as_pointer(a), cuda::kCudaR16BF, n, as_pointer(b), cuda::kCudaR16BF,
+                                n, &beta, as_pointer(c), cuda::kCudaR16BF, n,
+                                cuda::kCublasCompute32F, cuda::kCublasGemmDefault));
   };
   const auto ms = time(gemm, 2, repeat, "the cuBLAS ceiling");
   lib.api.destroy(handle);
