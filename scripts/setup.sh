@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev
-          clang clang-format clang-tidy)
+          clang clang-format clang-tidy python3)
 
 missing=()
 for package in "${packages[@]}"; do
