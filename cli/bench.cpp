@@ -92,7 +92,7 @@ int measure(const BenchOptions& o, const std::vector<BenchSelection>& selected) 
                dtype_name(s.dtype));
     testing::BenchResult r = testing::run_bench(*s.bench, s.dtype, device, o.repeat);
     if (r.error.empty()) {
-      fmt::print(stderr, "{:.1f} us\n", r.iron.us.median);
+      fmt::print(stderr, "{:.1f} us, {:.0f} GB/s\n", r.iron.us.median, r.iron.gbps);
     } else {
       fmt::print(stderr, "FAILED: {}\n", r.error);
       ++failed;

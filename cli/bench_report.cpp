@@ -48,10 +48,11 @@ void print_bench_table(const BenchRun& run) {
                   ? fmt::format("{:.2f}x", r.reference->timing.us.median / r.iron.us.median)
                   : "MISMATCH";
     }
-    fmt::print("{:<40} {:<5} {:>10.1f} {:>19} {:>8.0f} {:>8.2f} {:>6} {:>10} {:>7}\n", r.name,
+    const std::string tflops = r.flops > 0 ? fmt::format("{:.2f}", r.iron.tflops) : "-";
+    fmt::print("{:<40} {:<5} {:>10.1f} {:>19} {:>8.0f} {:>8} {:>6} {:>10} {:>7}\n", r.name,
                dtype_name(r.dtype), r.iron.us.median,
-               fmt::format("{:.1f}-{:.1f}", r.iron.us.min, r.iron.us.max), r.iron.gbps,
-               r.iron.tflops, percent_of(r.iron.gbps, copy), ref_us, ratio);
+               fmt::format("{:.1f}-{:.1f}", r.iron.us.min, r.iron.us.max), r.iron.gbps, tflops,
+               percent_of(r.iron.gbps, copy), ref_us, ratio);
     if (r.reference && !r.reference->matches) fmt::print("    {}\n", r.reference->message);
   }
 }
