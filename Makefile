@@ -3,7 +3,7 @@ BUILD_DIR := build
 FORMAT_FILES = $(shell find include src kernels cli tests -name '*.cpp' -o -name '*.hpp')
 TIDY_FILES = $(shell find src cli kernels -name '*.cpp')
 
-.PHONY: build test iron-test fmt fmt-check tidy clean
+.PHONY: build test iron-test bench fmt fmt-check tidy clean
 
 build:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -14,6 +14,10 @@ test: build
 
 iron-test: build
 	$(BUILD_DIR)/iron test
+
+# On a GPU machine with PyTorch and Triton: every bench, the peers, and the report in bench/results.
+bench:
+	scripts/gpu_bench.sh
 
 fmt:
 	clang-format -i $(FORMAT_FILES)
