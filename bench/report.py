@@ -157,12 +157,17 @@ def roofline_panel(svg, report, x0, y0, w, h):
         svg.text(X(xlo) + 4, Y(copy_tbps * xlo) - 6,
                  f"copy {copy_tbps * 1e3:.0f} GB/s", 10, rotate=None)
         svg.text(X(xhi) - 4, Y(gemm) - 6, f"cuBLAS bf16 {gemm:.0f} TFLOP/s", 10, "end")
+    labelled = set()
     for r in points:
         ai = r["flops"] / r["bytes"]
-        tf = max(r["iron"]["tflops"], ylo)
-        svg.circle(X(min(max(ai, xlo), xhi)), Y(min(tf, yhi)), 4, COLORS.get(r["dtype"], "#555"))
-        svg.text(X(min(max(ai, xlo), xhi)) + 6, Y(min(tf, yhi)) + 3,
-                 f"{r['kernel'].removeprefix('iron_')} {r['dtype']}", 8, color="#555")
+        x, y = X(min(max(ai, xlo), xhi)), Y(min(max(r["iron"]["tflops"], ylo), yhi))
+        svg.circle(x, y, 4, COLORS.get(r["dtype"], "#555"))
+        if r["kernel"] not in labelled:  # one label per kernel: its dtypes sit close together
+            labelled.add(r["kernel"])
+            svg.text(x + 6, y + 3, r["kernel"].removeprefix("iron_"), 8, color="#555")
+    for i, (dtype, color) in enumerate(COLORS.items()):
+        svg.circle(x0 + 12, y0 + 14 + 14 * i, 4, color)
+        svg.text(x0 + 20, y0 + 18 + 14 * i, dtype, 10)
 
 
 def bandwidth_panel(svg, report, x0, y0, w):

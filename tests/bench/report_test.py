@@ -81,7 +81,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("Roofline", svg)
         self.assertIn("Bandwidth", svg)
         self.assertIn("copy.n64m bf16", svg)  # a bandwidth bar's label
-        self.assertIn("softmax f32", svg)  # a roofline point's label
+        self.assertIn(">softmax<", svg)  # a roofline point's label
 
     def test_command_writes_three_files(self):
         with tempfile.TemporaryDirectory() as tmp:
