@@ -83,7 +83,8 @@ void argmax_oracle(const std::vector<float>& x, std::size_t rows, std::size_t n,
 
 testing::TestSetup argmax_setup(const std::vector<float>& x, std::size_t rows, std::size_t n,
                                 std::uint32_t tpg, DType dt) {
-  std::vector<float> values, indices;
+  std::vector<float> values;
+  std::vector<float> indices;
   argmax_oracle(x, rows, n, values, indices);
   return testing::TestSetup("iron_argmax", dt)
       .input("inp", x)
@@ -117,7 +118,8 @@ testing::BenchSetup argmax_bench(std::size_t rows, std::size_t n, DType dt) {
 
 // Vocabulary-sized rows, not a multiple of the group size.
 IRON_TEST(iron_argmax, vocab_rows, F32(0.0), F16(0.0), BF16(0.0)) {
-  const std::size_t rows = 4, n = 32000;
+  const std::size_t rows = 4;
+  const std::size_t n = 32000;
   return argmax_setup(testing::round_through(rng.uniform(rows * n, -20.0f, 20.0f), dt), rows, n,
                       1024, dt);
 }
@@ -125,7 +127,7 @@ IRON_TEST(iron_argmax, vocab_rows, F32(0.0), F16(0.0), BF16(0.0)) {
 // Every row's maximum occurs ~n/4 times in every thread and unrolled iteration (999 = 3 * 256
 // + 231 with 32 threads): the smallest index must win.
 IRON_TEST(iron_argmax, ties_smallest_index, F32(0.0), F16(0.0), BF16(0.0)) {
-  return argmax_setup(tied_values(5 * 999, 4, rng), 5, 999, 32, dt);
+  return argmax_setup(tied_values(std::size_t{5} * 999, 4, rng), 5, 999, 32, dt);
 }
 
 // A constant row (index 0), a row of -inf (index 0, value -inf), and the maximum last.

@@ -150,8 +150,11 @@ testing::TestSetup tiny_scales_setup(const std::string& kernel, std::size_t bits
 /// and the output.
 testing::BenchSetup affine_bench(const std::string& kernel, std::size_t bits, std::size_t group,
                                  DType dt) {
-  const std::size_t rows = 4096, cols = 14336, n = rows * cols;
-  const std::size_t words = n * bits / 32, groups = n / group;
+  const std::size_t rows = 4096;
+  const std::size_t cols = 14336;
+  const std::size_t n = rows * cols;
+  const std::size_t words = n * bits / 32;
+  const std::size_t groups = n / group;
   const std::size_t size = dtype_size(dt);
   return testing::BenchSetup(kernel, dt)
       .random_u32("packed", words, 0, 0xFFFFFFFFu)

@@ -95,13 +95,16 @@ std::vector<std::uint32_t> moderate_exponents() {
 }
 
 testing::BenchSetup mxfp4_bench(DType dt) {
-  const std::size_t rows = 4096, cols = 14336, n = rows * cols;
+  const std::size_t rows = 4096;
+  const std::size_t cols = 14336;
+  const std::size_t n = rows * cols;
+  const std::size_t words = n / 8;  // 8 codes per word
   return testing::BenchSetup("iron_dequant_mxfp4", dt)
-      .random_u32("packed", n / 8, 0, 0xFFFFFFFFu)
+      .random_u32("packed", words, 0, 0xFFFFFFFFu)
       .random_u32("scales", n / 32, 120, 135)
       .output("out", n)
-      .constant("words", static_cast<double>(n / 8))
-      .grid_1d(n / 8, 256)
+      .constant("words", static_cast<double>(words))
+      .grid_1d(words, 256)
       .bytes_moved(n / 2 + n / 32 + n * dtype_size(dt))
       .flops(n)
       .peer("dequant_mxfp4",

@@ -72,7 +72,7 @@ std::string MslDialect::convert(const std::string& expr, DType from, DType to, N
     return "iron_f32_to_u32(" + x + ")";
   }
   needs.helpers.insert("iron_f32_to_i32");
-  const std::string i = "iron_f32_to_i32(" + x + ")";
+  std::string i = "iron_f32_to_i32(" + x + ")";
   switch (to) {
     case DType::I32:
       return i;

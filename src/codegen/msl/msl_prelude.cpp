@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <ranges>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -128,8 +129,8 @@ T iron_simd_read(T v, uint source) {
 /// `names` with every helper they call, transitively.
 std::set<std::string> with_callees(const std::set<std::string>& names) {
   std::set<std::string> out = names;
-  for (auto it = helpers().rbegin(); it != helpers().rend(); ++it) {
-    if (out.count(it->name)) out.insert(it->calls.begin(), it->calls.end());
+  for (const Helper& h : std::views::reverse(helpers())) {
+    if (out.contains(h.name)) out.insert(h.calls.begin(), h.calls.end());
   }
   return out;
 }
@@ -148,7 +149,7 @@ std::string msl_prelude(const c_like::Needs& needs, const MslDialect& dialect) {
   const std::set<std::string> used = with_callees(needs.helpers);
   std::size_t emitted = 0;
   for (const Helper& h : helpers()) {
-    if (!used.count(h.name)) continue;
+    if (!used.contains(h.name)) continue;
     text += (text.empty() ? "" : "\n") + h.text;
     emitted += needs.helpers.count(h.name);
   }

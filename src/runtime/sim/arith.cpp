@@ -139,13 +139,13 @@ void int_unary_op(OpKind k, DType t, Active active, Slot* r, const Slot* a) {
 void float_binary_op(OpKind k, DType t, Active active, Slot* r, const Slot* a, const Slot* b) {
   switch (k) {
     case OpKind::Add:
-      return float_binary(t, active, r, a, b, std::plus<float>());
+      return float_binary(t, active, r, a, b, std::plus<>());
     case OpKind::Sub:
-      return float_binary(t, active, r, a, b, std::minus<float>());
+      return float_binary(t, active, r, a, b, std::minus<>());
     case OpKind::Mul:
-      return float_binary(t, active, r, a, b, std::multiplies<float>());
+      return float_binary(t, active, r, a, b, std::multiplies<>());
     case OpKind::Div:
-      return float_binary(t, active, r, a, b, std::divides<float>());
+      return float_binary(t, active, r, a, b, std::divides<>());
     case OpKind::Rem:
       return float_binary(t, active, r, a, b, [](float x, float y) { return std::fmod(x, y); });
     case OpKind::Min:
