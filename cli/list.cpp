@@ -11,6 +11,7 @@
 #include "iron/dsl/kernel.hpp"
 #include "iron/testing/bench_registry.hpp"
 #include "iron/testing/registry.hpp"
+#include "kernel_params.hpp"
 
 namespace iron::cli {
 namespace {
@@ -19,6 +20,7 @@ struct Row {
   std::string name;
   std::string dtypes;
   std::string where;
+  std::string detail;  ///< printed on its own line under the row when not empty
 };
 
 std::string dtype_names(const std::vector<DType>& dtypes) {
@@ -37,13 +39,16 @@ void print_rows(const std::string& title, const std::vector<Row>& rows) {
   }
   for (const Row& r : rows) {
     fmt::print("  {:<{}}  {:<{}}  {}\n", r.name, name_width, r.dtypes, dtypes_width, r.where);
+    if (!r.detail.empty()) fmt::print("      {}\n", r.detail);
   }
 }
 
-void list_kernels() {
+/// With `params`, each kernel's parameters follow on an indented line of their own.
+void list_kernels(bool params) {
   std::vector<Row> rows;
   for (const auto& k : dsl::registered_kernels()) {
-    rows.push_back({k.name, dtype_names(k.dtypes), format_loc(k.loc)});
+    rows.push_back({k.name, dtype_names(k.dtypes), format_loc(k.loc),
+                    params ? param_summary(k) : std::string()});
   }
   print_rows("kernels", rows);
 }
@@ -53,7 +58,7 @@ void list_tests() {
   for (const auto& t : testing::registered_tests()) {
     std::vector<DType> dtypes;
     for (const auto& d : t.dtypes) dtypes.push_back(d.dtype);
-    rows.push_back({t.name, dtype_names(dtypes), format_loc(t.loc)});
+    rows.push_back({t.name, dtype_names(dtypes), format_loc(t.loc), ""});
   }
   print_rows("tests", rows);
 }
@@ -61,7 +66,7 @@ void list_tests() {
 void list_benches() {
   std::vector<Row> rows;
   for (const auto& b : testing::registered_benches()) {
-    rows.push_back({b.name, dtype_names(b.dtypes), format_loc(b.loc)});
+    rows.push_back({b.name, dtype_names(b.dtypes), format_loc(b.loc), ""});
   }
   print_rows("benches", rows);
 }
@@ -71,13 +76,17 @@ void list_benches() {
 Command add_list_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "list",
-      "List the registered kernels (with their dtypes and source location), kernel tests and "
-      "benches (with the dtypes they run with)");
+      "List the registered kernels (with their dtypes and source location, and with --params "
+      "their parameters), kernel tests and benches (with the dtypes they run with)");
   auto what = std::make_shared<std::string>("all");
+  auto params = std::make_shared<bool>(false);
   cmd->add_option("what", *what, "kernels, tests, benches, or all (the default)")
       ->check(CLI::IsMember({"kernels", "tests", "benches", "all"}));
-  return {cmd, [what] {
-            if (*what == "all" || *what == "kernels") list_kernels();
+  cmd->add_flag("--params", *params,
+                "Under each kernel, its parameters: kind, name and dtype (T: the kernel's float "
+                "type, set by --dtype)");
+  return {cmd, [what, params] {
+            if (*what == "all" || *what == "kernels") list_kernels(*params);
             if (*what == "all" || *what == "tests") list_tests();
             if (*what == "all" || *what == "benches") list_benches();
             return 0;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "iron/dsl/registration.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -20,6 +21,9 @@ int main(int argc, char** argv) {
       iron::cli::add_run_command(app),    iron::cli::add_bench_command(app)};
   try {
     app.parse(argc, argv);
+    // Kernels, tests and benches registered twice make every command report them, not only
+    // the commands that read the registries: the binary itself is broken.
+    iron::dsl::check_registrations();
     for (const auto& command : commands) {
       if (command.parser->parsed()) return command.run();
     }

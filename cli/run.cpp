@@ -3,15 +3,21 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <charconv>
+#include <limits>
 #include <map>
 #include <memory>
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "iron/core/error.hpp"
 #include "iron/runtime/backend.hpp"
 #include "iron/testing/data.hpp"
 #include "iron/testing/npy.hpp"
+#include "kernel_params.hpp"
 #include "kernel_selection.hpp"
 
 namespace iron::cli {
@@ -41,28 +47,40 @@ std::map<std::string, std::string> pairs(const std::vector<std::string>& items,
   return out;
 }
 
-std::vector<std::uint64_t> numbers(const std::string& text, const char* what) {
+/// "A,B,C" as unsigned 64-bit numbers; UsageError naming `what` (the option and its value) for
+/// anything else.
+std::vector<std::uint64_t> numbers(const std::string& text, const std::string& what) {
   std::vector<std::uint64_t> out;
   std::size_t start = 0;
-  while (start <= text.size()) {
+  while (true) {
     const auto comma = text.find(',', start);
     const std::string part = text.substr(start, comma - start);
-    try {
-      std::size_t used = 0;
-      out.push_back(std::stoull(part, &used));
-      if (used != part.size()) throw std::invalid_argument(part);
-    } catch (const std::exception&) {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec == std::errc::result_out_of_range) {
+      throw UsageError(fmt::format("{}: {} is too large", what, part));
+    }
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size()) {
       throw UsageError(fmt::format("{} takes numbers separated by commas, not '{}'", what, text));
     }
+    out.push_back(v);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
   return out;
 }
 
-runtime::Dim3 dim3_of(const std::string& text, const char* what) {
+/// --grid or --tpg: 1 to 3 numbers, each fitting the u32 the launch takes.
+runtime::Dim3 dim3_of(const std::string& text, const char* option) {
+  const std::string what = fmt::format("{} {}", option, text);
   const auto v = numbers(text, what);
-  if (v.empty() || v.size() > 3) throw UsageError(fmt::format("{} takes 1 to 3 numbers", what));
+  if (v.size() > 3) throw UsageError(fmt::format("{}: takes 1 to 3 numbers", what));
+  for (const std::uint64_t n : v) {
+    if (n > std::numeric_limits<std::uint32_t>::max()) {
+      throw UsageError(fmt::format("{}: {} does not fit in 32 bits (at most {})", what, n,
+                                   std::numeric_limits<std::uint32_t>::max()));
+    }
+  }
   runtime::Dim3 d;
   d.x = static_cast<std::uint32_t>(v[0]);
   if (v.size() > 1) d.y = static_cast<std::uint32_t>(v[1]);
@@ -70,18 +88,22 @@ runtime::Dim3 dim3_of(const std::string& text, const char* what) {
   return d;
 }
 
-std::string param_list(const ir::Kernel& k) {
-  std::vector<std::string> parts;
-  for (const auto& p : k.params) {
-    parts.push_back(
-        fmt::format("{} {}: {}", ir::param_kind_name(p.kind), p.name, dtype_name(p.dtype)));
-  }
-  return fmt::format("{}", fmt::join(parts, ", "));
+/// The kernel's parameters, for a message about a missing or unknown one.
+std::string parameters_of(const ir::Kernel& k) {
+  std::string table = param_table(k);
+  if (!table.empty()) table.pop_back();  // the message's own end of line follows
+  return fmt::format("kernel {} [{}] takes:\n{}", k.name, dtype_name(k.dtype), table);
 }
 
-/// The input tensor for parameter `p` from `path`; an f32 file is rounded into f16/bf16.
+/// The input tensor for parameter `p` from `path`; an f32 file is rounded into f16/bf16. Any
+/// problem with the file is a UsageError naming the option and the file.
 testing::NpyArray load_input(const ir::Param& p, const std::string& path) {
-  testing::NpyArray a = testing::read_npy(path);
+  testing::NpyArray a;
+  try {
+    a = testing::read_npy(path);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--in {}: {}", p.name, e.what()));
+  }
   if (a.tensor.dtype == p.dtype) return a;
   if (a.tensor.dtype == DType::F32 && (p.dtype == DType::F16 || p.dtype == DType::BF16)) {
     a.tensor = testing::pack(testing::unpack(a.tensor), p.dtype);
@@ -90,6 +112,29 @@ testing::NpyArray load_input(const ir::Param& p, const std::string& path) {
   throw UsageError(fmt::format("--in {}={}: the file holds {} but '{}' is {}{}", p.name, path,
                                dtype_name(a.tensor.dtype), p.name, dtype_name(p.dtype),
                                is_float(p.dtype) ? " (an f32 file is also accepted)" : ""));
+}
+
+/// An output of `shape`, poisoned like test outputs so elements the kernel never writes come
+/// back as NaN; UsageError when its size overflows or cannot be allocated.
+runtime::HostTensor output_tensor(const ir::Param& p, const std::vector<std::uint64_t>& shape) {
+  const std::optional<std::uint64_t> count = testing::element_count(shape);
+  std::uint64_t bytes = 0;
+  if (!count || __builtin_mul_overflow(*count, dtype_size(p.dtype), &bytes)) {
+    throw UsageError(fmt::format("output '{}': shape ({}) has more bytes than fit in 64 bits",
+                                 p.name, fmt::join(shape, ", ")));
+  }
+  const auto too_large = [&] {
+    return UsageError(
+        fmt::format("output '{}': shape ({}) needs {} bytes, which cannot be allocated", p.name,
+                    fmt::join(shape, ", "), bytes));
+  };
+  try {
+    return testing::poisoned(p.dtype, *count);
+  } catch (const std::bad_alloc&) {
+    throw too_large();
+  } catch (const std::length_error&) {
+    throw too_large();
+  }
 }
 
 runtime::Scalar parse_constant(const ir::Param& p, const std::string& text) {
@@ -105,6 +150,9 @@ runtime::Scalar parse_constant(const ir::Param& p, const std::string& text) {
       s.i = std::stoll(text, &used);
     }
     if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::out_of_range&) {
+    throw UsageError(
+        fmt::format("--const {}={}: out of range for {}", p.name, text, dtype_name(p.dtype)));
   } catch (const std::exception&) {
     throw UsageError(
         fmt::format("--const {}={}: not a {} value", p.name, text, dtype_name(p.dtype)));
@@ -123,20 +171,33 @@ int run(const RunOptions& o) {
   auto outs = pairs(o.outputs, "--out");
   auto consts = pairs(o.constants, "--const");
   auto shapes = pairs(o.out_shapes, "--out-shape");
+  std::vector<std::string> missing;
+  for (const ir::Param& p : kernel.params) {
+    const bool read = p.kind == ir::ParamKind::Input || p.kind == ir::ParamKind::InOut;
+    const bool given =
+        p.kind == ir::ParamKind::Constexpr
+            ? consts.contains(p.name)
+            : (!read || ins.contains(p.name)) && (!ir::is_output(p.kind) || outs.contains(p.name));
+    if (!given) missing.push_back(run_option(p));
+  }
+  if (o.grid.empty()) missing.emplace_back("--grid X[,Y,Z]");
+  if (o.tpg.empty()) missing.emplace_back("--tpg X[,Y,Z]");
+  if (!missing.empty()) {
+    throw UsageError(fmt::format("missing {}; {}", fmt::join(missing, " "), parameters_of(kernel)));
+  }
+  const runtime::Grid grid{dim3_of(o.grid, "--grid"), dim3_of(o.tpg, "--tpg")};
   std::vector<testing::NpyArray> tensors(kernel.params.size());
   std::vector<runtime::Arg> args(kernel.params.size());
   std::vector<std::uint64_t> first_input_shape;
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
     const ir::Param& p = kernel.params[i];
-    if (p.kind == ir::ParamKind::Input) {
+    if (p.kind == ir::ParamKind::Input || p.kind == ir::ParamKind::InOut) {
       auto it = ins.find(p.name);
-      if (it == ins.end()) throw UsageError(fmt::format("missing --in {}=FILE.npy", p.name));
       tensors[i] = load_input(p, it->second);
       if (first_input_shape.empty()) first_input_shape = tensors[i].shape;
       ins.erase(it);
     } else if (p.kind == ir::ParamKind::Constexpr) {
       auto it = consts.find(p.name);
-      if (it == consts.end()) throw UsageError(fmt::format("missing --const {}=VALUE", p.name));
       args[i] = parse_constant(p, it->second);
       consts.erase(it);
     }
@@ -144,10 +205,9 @@ int run(const RunOptions& o) {
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
     const ir::Param& p = kernel.params[i];
     if (p.kind != ir::ParamKind::Output) continue;
-    if (!outs.contains(p.name)) throw UsageError(fmt::format("missing --out {}=FILE.npy", p.name));
     std::vector<std::uint64_t> shape = first_input_shape;
     if (auto it = shapes.find(p.name); it != shapes.end()) {
-      shape = numbers(it->second, "--out-shape");
+      shape = numbers(it->second, fmt::format("--out-shape {}={}", p.name, it->second));
       shapes.erase(it);
     }
     if (shape.empty()) {
@@ -156,37 +216,35 @@ int run(const RunOptions& o) {
                       "shape the output could take",
                       p.name));
     }
-    std::uint64_t count = 1;
-    for (auto d : shape) count *= d;
-    // Poisoned like test outputs, so elements the kernel never writes come back as NaN.
-    tensors[i].tensor = testing::poisoned(p.dtype, count);
+    tensors[i].tensor = output_tensor(p, shape);
     tensors[i].shape = shape;
   }
   for (const auto* leftover : {&ins, &consts, &shapes}) {
     if (!leftover->empty()) {
-      throw UsageError(
-          fmt::format("kernel {} has no parameter '{}' of that kind; its parameters "
-                      "are: {}",
-                      kernel.name, leftover->begin()->first, param_list(kernel)));
+      throw UsageError(fmt::format("{} has no parameter '{}' of that kind; {}", kernel.name,
+                                   leftover->begin()->first, parameters_of(kernel)));
     }
   }
   for (const auto& [name, file] : outs) {
     const int index = kernel.find_param(name);
-    if (index < 0 || kernel.params[static_cast<std::size_t>(index)].kind != ir::ParamKind::Output) {
-      throw UsageError(fmt::format("kernel {} has no output '{}'; its parameters are: {}",
-                                   kernel.name, name, param_list(kernel)));
+    if (index < 0 || !ir::is_output(kernel.params[static_cast<std::size_t>(index)].kind)) {
+      throw UsageError(
+          fmt::format("{} has no output '{}'; {}", kernel.name, name, parameters_of(kernel)));
     }
   }
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
     if (kernel.params[i].kind != ir::ParamKind::Constexpr) args[i] = &tensors[i].tensor;
   }
   auto backend = runtime::make_backend(o.backend);
-  const runtime::Grid grid{dim3_of(o.grid, "--grid"), dim3_of(o.tpg, "--tpg")};
   backend->run({&kernel, args, grid});
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
     const ir::Param& p = kernel.params[i];
-    if (p.kind != ir::ParamKind::Output) continue;
-    testing::write_npy(outs.at(p.name), tensors[i]);
+    if (!ir::is_output(p.kind)) continue;
+    try {
+      testing::write_npy(outs.at(p.name), tensors[i]);
+    } catch (const Error& e) {
+      throw UsageError(fmt::format("--out {}: {}", p.name, e.what()));
+    }
     fmt::print("wrote {} ({}, shape ({})) to {}\n", p.name,
                p.dtype == DType::BF16 ? "bf16 as f32" : std::string(dtype_name(p.dtype)),
                fmt::join(tensors[i].shape, ", "), outs.at(p.name));
@@ -204,7 +262,10 @@ Command add_run_command(CLI::App& app) {
       "Run one kernel on your own data: .npy inputs and outputs, constexprs and the grid given "
       "on the command line, everything checked against the kernel's parameters and contract");
   auto o = std::make_shared<RunOptions>();
-  cmd->add_option("kernel", o->kernel, "The kernel's name (see `iron list kernels`)")->required();
+  cmd->add_option("kernel", o->kernel,
+                  "The kernel's name (see `iron list kernels --params`); without the options "
+                  "it needs, its parameters are listed")
+      ->required();
   cmd->add_option("--in", o->inputs,
                   "NAME=FILE.npy for each input tensor (an f32 file is rounded into an f16 or "
                   "bf16 parameter)");
@@ -214,8 +275,8 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--out-shape", o->out_shapes,
                   "NAME=D0[,D1…]: an output's shape (default: the first input's shape)");
   cmd->add_option("--const", o->constants, "NAME=VALUE for each constexpr");
-  cmd->add_option("--grid", o->grid, "Threadgroups (not threads) per axis: X[,Y[,Z]]")->required();
-  cmd->add_option("--tpg", o->tpg, "Threads per group per axis: X[,Y[,Z]]")->required();
+  cmd->add_option("--grid", o->grid, "Threadgroups (not threads) per axis: X[,Y[,Z]] (required)");
+  cmd->add_option("--tpg", o->tpg, "Threads per group per axis: X[,Y[,Z]] (required)");
   cmd->add_option("--dtype", o->dtype, "The float type T is bound to (default f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   cmd->add_option("--backend", o->backend, "auto (default), sim or cuda")

@@ -1,11 +1,11 @@
-/// `iron test`: runs the registered kernel tests on a backend, several cases at a time.
+/// `iron test`: runs the registered kernel tests on a backend, several cases at a time, under a
+/// fixed base seed, or under N seeds with `--seeds N` (the soak).
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
+#include <chrono>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <regex>
 #include <string>
@@ -16,28 +16,35 @@
 #include "iron/core/error.hpp"
 #include "iron/runtime/backend.hpp"
 #include "iron/runtime/module_cache.hpp"
+#include "iron/testing/backend_plan.hpp"
 #include "iron/testing/registry.hpp"
 #include "iron/testing/runner.hpp"
+#include "iron/testing/soak.hpp"
 #include "kernel_selection.hpp"
 #include "test_report.hpp"
 
 namespace iron::cli {
 namespace {
 
+/// The base seed of a run without --seed: fixed, so `iron test` and `make test` give the same
+/// result every time; fresh seeds come from the soak (--seeds N).
+constexpr std::uint64_t kDefaultSeed = 1;
+
+/// How often a soak prints its progress line.
+constexpr auto kSoakProgressEvery = std::chrono::seconds(10);
+
 struct TestOptions {
   std::string backend = "auto";
   std::string filter;
   std::string dtype;
-  std::uint64_t seed = 0;
+  std::uint64_t seed = kDefaultSeed;
   bool seed_given = false;
+  std::size_t seeds = 0;  ///< 0: one run under `seed`; else a soak over this many seeds
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   bool verbose = false;
 };
 
-struct Case {
-  const testing::TestCase* test;
-  DType dtype;
-};
+using Case = testing::CaseRef;
 
 /// Every registered test × dtype that the filter and dtype select, in registry order.
 std::vector<Case> select_cases(const TestOptions& o) {
@@ -80,21 +87,16 @@ std::vector<testing::TestResult> run_cases(const std::vector<Case>& cases,
                                            std::vector<std::unique_ptr<runtime::Backend>>& backends,
                                            std::uint64_t seed, bool verbose, bool keep_outputs) {
   std::vector<testing::TestResult> results(cases.size());
-  std::atomic<std::size_t> next{0};
-  std::mutex print_mutex;
   std::size_t done = 0;
-  auto work = [&](runtime::Backend& backend) {
-    for (std::size_t i = next++; i < cases.size(); i = next++) {
-      results[i] = testing::run_test(*cases[i].test, cases[i].dtype, backend, seed, keep_outputs);
-      const std::lock_guard lock(print_mutex);
-      print_progress(++done, cases.size(), results[i], verbose);
-    }
-  };
-  {
-    std::vector<std::jthread> workers;
-    workers.reserve(backends.size());
-    for (auto& backend : backends) workers.emplace_back(work, std::ref(*backend));
-  }
+  testing::run_parallel(
+      cases.size(), backends,
+      [&](std::size_t i, runtime::Backend& backend) {
+        return testing::run_test(*cases[i].test, cases[i].dtype, backend, seed, keep_outputs);
+      },
+      [&](std::size_t i, testing::TestResult r) {
+        results[i] = std::move(r);
+        print_progress(++done, cases.size(), results[i], verbose);
+      });
   return results;
 }
 
@@ -113,16 +115,6 @@ void print_cache_report(const std::vector<runtime::CacheEvent>& events, bool ver
     }
   }
   fmt::print("{}\n", runtime::cache_summary(events));
-}
-
-/// The backends a run uses: every available one for "all", else the one named.
-std::vector<std::string> backend_names(const std::string& name) {
-  if (name != "all") return {name};
-  std::vector<std::string> names;
-  for (const auto& s : runtime::backend_statuses()) {
-    if (s.available) names.push_back(s.name);
-  }
-  return names;
 }
 
 /// For each case run on several backends, a row comparing each backend's outputs with the
@@ -144,17 +136,57 @@ std::vector<testing::TestResult> cross_backend_rows(
   return rows;
 }
 
+/// A soak: every case under `o.seeds` base seeds from --seed (default: a fresh one) on each
+/// backend of the plan, a progress line every few seconds and each failure as it happens.
+int run_soak(const TestOptions& o, const std::vector<Case>& cases,
+             const std::vector<std::string>& names) {
+  const std::uint64_t first = o.seed_given ? o.seed : random_seed();
+  const auto seeds = testing::soak_seeds(first, o.seeds);
+  std::vector<testing::SoakBackendReport> reports;
+  for (const auto& name : names) {
+    auto backends = make_backends(name, std::min<std::size_t>(o.jobs, cases.size() * o.seeds));
+    fmt::print("iron test: soak of {} cases x {} seeds on backend {}, {} threads\n", cases.size(),
+               seeds.size(), backends.front()->name(), backends.size());
+    fmt::print("--seed {} --seeds {} reproduces this soak\n\n", first, seeds.size());
+    std::fflush(stdout);
+    const auto start = std::chrono::steady_clock::now();
+    auto last_print = start;
+    std::size_t failed = 0;
+    auto progress = [&](std::size_t done, std::size_t total, const testing::SoakFailure* failure) {
+      if (failure != nullptr) {
+        ++failed;
+        print_soak_failure(*failure, o.verbose);
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (done == total || now - last_print >= kSoakProgressEvery) {
+        print_soak_progress(done, total, failed,
+                            std::chrono::duration<double>(now - start).count());
+        last_print = now;
+      }
+    };
+    reports.push_back(
+        {std::string(backends.front()->name()), testing::soak(cases, seeds, backends, progress)});
+  }
+  print_soak_report(reports, cases.size(), seeds.size(), testing::checks_label(names));
+  print_cache_report(runtime::cache_events(), o.verbose);
+  const bool all_passed = std::all_of(reports.begin(), reports.end(),
+                                      [](const auto& r) { return r.report.failures.empty(); });
+  return all_passed ? 0 : 1;
+}
+
 int run_tests(const TestOptions& o) {
   const std::vector<Case> cases = select_cases(o);
-  const std::uint64_t seed = o.seed_given ? o.seed : random_seed();
-  const auto names = backend_names(o.backend);
-  const bool compare = names.size() > 1;
+  const auto names = testing::test_backends(o.backend, runtime::backend_statuses());
+  if (o.seeds > 0) return run_soak(o, cases, names);
+  const std::uint64_t seed = o.seed;
+  const bool compare = o.backend == "all" && names.size() > 1;
   std::vector<std::vector<testing::TestResult>> per_backend;
   for (const auto& name : names) {
     auto backends = make_backends(name, std::min<std::size_t>(o.jobs, cases.size()));
-    fmt::print("iron test: {} cases on backend {}, {} threads, base seed {}\n", cases.size(),
-               backends.front()->name(), backends.size(), seed);
-    fmt::print("--seed {} reproduces this run\n\n", seed);
+    fmt::print("iron test: {} cases on backend {}, {} threads, base seed {}{}\n", cases.size(),
+               backends.front()->name(), backends.size(), seed,
+               o.seed_given ? "" : " (the default)");
+    fmt::print("--seed {} reproduces this run; --seeds N runs N fresh seeds\n\n", seed);
     per_backend.push_back(run_cases(cases, backends, seed, o.verbose, compare));
   }
   std::vector<testing::TestResult> results;
@@ -163,7 +195,7 @@ int run_tests(const TestOptions& o) {
     const auto rows = cross_backend_rows(per_backend);
     results.insert(results.end(), rows.begin(), rows.end());
   }
-  print_report(results);
+  print_report(results, testing::checks_label(names));
   print_cache_report(runtime::cache_events(), o.verbose);
   const bool all_passed =
       std::all_of(results.begin(), results.end(), [](const auto& r) { return r.passed; });
@@ -179,9 +211,9 @@ Command add_test_command(CLI::App& app) {
       "output with its expected values; exits with status 1 if any case fails");
   auto o = std::make_shared<TestOptions>();
   cmd->add_option("--backend", o->backend,
-                  "Where to run: auto (cuda when present, else sim), sim, cuda, metal, or all "
-                  "(every backend present, each case's outputs also compared across backends); "
-                  "see `iron device`")
+                  "Where to run: auto (the simulator, whose sanitizer checks every access, then "
+                  "cuda when present), sim, cuda, metal, or all (every backend present, each "
+                  "case's outputs also compared across backends); see `iron device`")
       ->check(CLI::IsMember({"auto", "sim", "cuda", "metal", "all"}));
   cmd->add_option("--filter", o->filter,
                   "Run only tests whose name (kernel.case) or kernel name contains a match of "
@@ -189,8 +221,14 @@ Command add_test_command(CLI::App& app) {
   cmd->add_option("--dtype", o->dtype, "Run only the cases of this dtype")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   auto* seed = cmd->add_option("--seed", o->seed,
-                               "Base seed of the random inputs (default: a new one each run, "
-                               "printed so the run can be repeated)");
+                               "Base seed of the random inputs (default: 1, so every run is the "
+                               "same); with --seeds, the first seed of the soak (default: a new "
+                               "one, printed so the soak can be repeated)");
+  cmd->add_option("--seeds", o->seeds,
+                  "Soak: run every selected case under N base seeds (--seed, --seed + 1, …), "
+                  "print progress and each failure with the --seed that reproduces it; exits "
+                  "with status 1 if any run fails")
+      ->check(CLI::Range(std::size_t{1}, std::numeric_limits<std::size_t>::max()));
   cmd->add_option("--jobs,-j", o->jobs, "Cases run at once (default: one per hardware thread)")
       ->check(CLI::Range(1u, std::numeric_limits<unsigned>::max()));
   cmd->add_flag("--verbose,-v", o->verbose,

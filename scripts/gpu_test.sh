@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: configure and build Iron (CMake, Ninja), run every kernel test
-# on the CUDA backend twice (a cold module cache, then a warm one), and write a log with the
+# on the CUDA backend twice (a cold module cache, then a warm one), then the default run (the
+# simulator's sanitizer, then the GPU) and every backend compared, and write a log with the
 # device, the date and the commit. Usage: scripts/gpu_test.sh [LOG_DIR]   (default: build/gpu-logs)
 # The commit comes from git, or from $IRON_COMMIT where the tree has no .git.
 set -euo pipefail
@@ -33,6 +34,9 @@ build/iron test --backend cuda --verbose --seed 1 || status=1
 echo
 echo "## run 2: warm module cache (loaded from disk)"
 build/iron test --backend cuda --verbose --seed 1 || status=1
+echo
+echo "## the default run: the simulator's sanitizer on every case, then the GPU"
+build/iron test || status=1
 echo
 echo "## every test on every backend, outputs compared across backends"
 build/iron test --backend all --seed 2 || status=1

@@ -6,10 +6,14 @@
 /// [heads, max_seq, head_dim], where attention reads one head's keys contiguously. A plain copy:
 /// the values are stored bit for bit.
 ///
+/// ## Error bound
+/// Exact: values of T are copied into the cache, no arithmetic.
+///
 /// ## Layout
 /// - `k, v [new_tokens, heads, head_dim]` T
 /// - `positions [new_tokens]` u32: distinct, each < max_seq (two tokens at one position race)
-/// - `k_cache, v_cache [heads, max_seq, head_dim]` T, read-write: written only at `positions`
+/// - `k_cache, v_cache [heads, max_seq, head_dim]` T, InOut: written only at `positions`, every
+///   other element keeps what it holds
 ///
 /// ## Dispatch
 /// Elementwise, grid-stride: any grid. Thread i copies elements i, i + T, … of k and v (T =
@@ -24,9 +28,16 @@
 namespace iron::kernels {
 using namespace iron::dsl;
 
-IRON_KERNEL(iron_kv_append, (Tensor<T> k, Tensor<T> v, Tensor<u32> positions, Out<T> k_cache,
-                             Out<T> v_cache, Constexpr<u32> new_tokens, Constexpr<u32> heads,
+IRON_KERNEL(iron_kv_append, (Tensor<T> k, Tensor<T> v, Tensor<u32> positions, InOut<T> k_cache,
+                             InOut<T> v_cache, Constexpr<u32> new_tokens, Constexpr<u32> heads,
                              Constexpr<u32> head_dim, Constexpr<u32> max_seq)) {
+  dispatch(elementwise);
+  grid("[<= ceil_div(new_tokens * heads * head_dim, tpg), 1, 1]");
+  layout(k, "[new_tokens, heads, head_dim]");
+  layout(v, "[new_tokens, heads, head_dim]");
+  layout(positions, "[new_tokens]");
+  layout_at_least(k_cache, "[heads, max_seq, head_dim]");
+  layout_at_least(v_cache, "[heads, max_seq, head_dim]");
   auto token_stride = heads * head_dim;
   for (auto i : range(global_id<0>(), new_tokens * token_stride, grid_threads<0>())) {
     auto h = i % token_stride / head_dim;
@@ -82,6 +93,7 @@ testing::TestSetup kv_append_setup(const KvShape& s, const std::vector<std::uint
       .constant("max_seq", static_cast<double>(s.max_seq))
       .expect("k_cache", appended(k_old, k, pos, s))
       .expect("v_cache", appended(v_old, v, pos, s))
+      .tolerance(testing::tolerance::exact())
       .grid({{groups}, {tpg}});
 }
 
@@ -125,19 +137,19 @@ testing::BenchSetup kv_append_bench(const KvShape& s, std::uint32_t start, DType
 }  // namespace
 
 // A prefill chunk of 16 tokens at scattered positions of a 64-slot cache, 8 heads of 128.
-IRON_TEST(iron_kv_append, scattered_tokens, F32(0.0), F16(0.0), BF16(0.0)) {
+IRON_TEST(iron_kv_append, scattered_tokens, F32, F16, BF16) {
   const KvShape s{16, 8, 128, 64};
   return kv_append_setup(s, scattered_positions(s.new_tokens, s.max_seq, rng), 64, 256, dt, rng);
 }
 
 // Odd sizes everywhere and a grid far smaller than the work, so the grid-stride loop wraps.
-IRON_TEST(iron_kv_append, ragged_small_grid, F32(0.0), F16(0.0), BF16(0.0)) {
+IRON_TEST(iron_kv_append, ragged_small_grid, F32, F16, BF16) {
   const KvShape s{5, 3, 36, 37};
   return kv_append_setup(s, scattered_positions(s.new_tokens, s.max_seq, rng), 2, 32, dt, rng);
 }
 
 // One decode step into the last slot: the cache's very last row per head.
-IRON_TEST(iron_kv_append, decode_last_slot, F32(0.0), F16(0.0), BF16(0.0)) {
+IRON_TEST(iron_kv_append, decode_last_slot, F32, F16, BF16) {
   const KvShape s{1, 4, 64, 50};
   return kv_append_setup(s, {49}, 1, 256, dt, rng);
 }

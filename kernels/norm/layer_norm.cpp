@@ -6,6 +6,16 @@
 /// kernels/primitives/mean_var.hpp), so rows with a large mean keep their precision. The result
 /// is rounded once to T.
 ///
+/// ## Error bound
+/// Absolute, per row, then the final rounding (u relative in f32; 2^-11 f16, 2^-8 bf16), with
+/// u = 2^-24, d = ⌈n/tpg⌉ + tpg − 2 (at most n − 1) the addition depth of a row sum, μ the row's
+/// mean and D = max_k |x_k − μ|: the first-pass mean errs by E_μ = γ_{d+1}·mean|x|; the centred
+/// values a_k = x_k − mean then have mean|a| ≤ A = mean|x − μ| + E_μ and mean a² ≤ M; the
+/// correction errs by γ_{d+2}·A; the variance by E_v = γ_{d+5}·M + 2γ_{d+2}·A², so var + eps by
+/// the relative ε = (E_v + u·(σ² + eps + E_v)) / (σ² + eps), and rstd = rsqrt(σ² + eps) by
+/// ρ = ε / (2(1 − ε)) + 4u (rsqrt: 2 ulp). The output errs by at most
+/// max|w| · [rstd·(1 + ρ)·(2u·D + u·E_μ + γ_{d+2}·A) + D·rstd·(ρ + u)].
+///
 /// ## Layout
 /// - `inp    [rows, n]` T
 /// - `weight [n]`       T
@@ -29,6 +39,10 @@ using namespace iron::dsl;
 IRON_KERNEL(iron_layer_norm,
             (Tensor<T> inp, Tensor<T> weight, Out<T> out, Constexpr<u32> n, Constexpr<f32> eps)) {
   dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
+  grid("[any, 1, 1]");
+  layout(inp, "[groups.x, n]");
+  layout(weight, "[n]");
+  layout(out, "[groups.x, n]");
   auto base = program_id<0>() * n;
   auto row = row_moments(inp, base, n, eps);
   for (auto j : range(thread_id<0>(), n, group_size<0>())) {
@@ -40,6 +54,11 @@ IRON_KERNEL(iron_layer_norm,
 IRON_KERNEL(iron_layer_norm_bias, (Tensor<T> inp, Tensor<T> weight, Tensor<T> bias, Out<T> out,
                                    Constexpr<u32> n, Constexpr<f32> eps)) {
   dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
+  grid("[any, 1, 1]");
+  layout(inp, "[groups.x, n]");
+  layout(weight, "[n]");
+  layout(bias, "[n]");
+  layout(out, "[groups.x, n]");
   auto base = program_id<0>() * n;
   auto row = row_moments(inp, base, n, eps);
   for (auto j : range(thread_id<0>(), n, group_size<0>())) {
@@ -72,6 +91,49 @@ std::vector<float> layer_norm_oracle(const std::vector<float>& x, const std::vec
   return y;
 }
 
+/// The absolute error bound of the doc comment for these rows, the largest over the rows.
+double layer_norm_error(const std::vector<float>& x, const std::vector<float>& w, std::size_t rows,
+                        std::size_t n, std::uint32_t tpg, float eps) {
+  namespace tol = testing::tolerance;
+  const double u = tol::unit_roundoff(DType::F32);
+  const std::size_t d = tol::group_sum_depth(n, tpg);
+  double most = 0.0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* row = &x[r * n];
+    double mu = 0.0;
+    double mean_abs = 0.0;
+    for (std::size_t j = 0; j < n; ++j) {
+      mu += row[j];
+      mean_abs += std::fabs(double{row[j]});
+    }
+    mu /= static_cast<double>(n);
+    mean_abs /= static_cast<double>(n);
+    const double e_mu = tol::gamma(d + 1) * mean_abs;
+    double a = 0.0;  // bounds mean |x − computed mean|
+    double m = 0.0;  // bounds mean (x − computed mean)²
+    double variance = 0.0;
+    double dev = 0.0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const double c = std::fabs(row[j] - mu);
+      a += c + e_mu;
+      m += (c + e_mu) * (c + e_mu);
+      variance += c * c;
+      dev = std::max(dev, c);
+    }
+    a /= static_cast<double>(n);
+    m /= static_cast<double>(n);
+    variance /= static_cast<double>(n);
+    const double e_v = tol::gamma(d + 5) * m + 2 * tol::gamma(d + 2) * a * a;
+    const double arg = variance + eps;
+    const double epsilon = (e_v + u * (arg + e_v)) / arg;
+    const double rho = epsilon / (2 * (1 - epsilon)) + static_cast<double>(tol::kRsqrtU) * u;
+    const double rstd = 1.0 / std::sqrt(arg);
+    const double numerator = 2 * u * dev + u * e_mu + tol::gamma(d + 2) * a;
+    most = std::max(most, rstd * (1 + rho) * numerator + dev * rstd * (rho + u));
+  }
+  return tol::max_abs(w) * most;
+}
+
 /// Rows of `mean` ± `spread`, weight in [0.5, 1.5), bias in [-1, 1) when `with_bias`.
 testing::TestSetup layer_norm_setup(bool with_bias, std::size_t rows, std::size_t n,
                                     std::uint32_t tpg, float mean, float spread, DType dt,
@@ -88,6 +150,8 @@ testing::TestSetup layer_norm_setup(bool with_bias, std::size_t rows, std::size_
       .constant("n", static_cast<double>(n))
       .constant("eps", eps)
       .expect("out", layer_norm_oracle(x, w, b, rows, n, eps))
+      .tolerance(testing::tolerance::stored(dt, layer_norm_error(x, w, rows, n, tpg, eps),
+                                            testing::tolerance::gamma(1)))
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
 
@@ -120,41 +184,41 @@ testing::BenchSetup layer_norm_bench(bool with_bias, std::size_t rows, std::size
 
 }  // namespace
 
-IRON_TEST(iron_layer_norm, hidden_4096, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_layer_norm, hidden_4096, F32, F16, BF16) {
   return layer_norm_setup(false, 8, 4096, 256, 0.0f, 2.0f, dt, rng);
 }
 
 // A row length that is not a multiple of the group size.
-IRON_TEST(iron_layer_norm, ragged_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_layer_norm, ragged_rows, F32, F16, BF16) {
   return layer_norm_setup(false, 3, 999, 64, 0.0f, 2.0f, dt, rng);
 }
 
 // A single-element row is its own mean: the output is exactly 0 (eps keeps 1/sqrt finite).
-IRON_TEST(iron_layer_norm, single_element_rows, F32(0.0), F16(0.0), BF16(0.0)) {
+IRON_TEST(iron_layer_norm, single_element_rows, F32, F16, BF16) {
   return layer_norm_setup(false, 4, 1, 32, 0.0f, 2.0f, dt, rng);
 }
 
 // Rows of 1000 ± 1: E[x²] - E[x]² in f32 would lose the variance entirely; the centred second
 // pass keeps it. The f32 tolerance covers the mean's own rounding (|mean| · 2^-24 · log n).
 // bf16 spaces values 4 apart near 1000, so its rows spread ± 32 to keep a variance.
-IRON_TEST(iron_layer_norm, large_mean, F32(1e-5, 1e-5), F16(2e-3, 2e-3), BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_layer_norm, large_mean, F32, F16, BF16) {
   return layer_norm_setup(false, 4, 2048, 1024, 1000.0f, large_mean_spread(dt), dt, rng);
 }
 
-IRON_TEST(iron_layer_norm_bias, hidden_4096, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_layer_norm_bias, hidden_4096, F32, F16, BF16) {
   return layer_norm_setup(true, 8, 4096, 256, 0.0f, 2.0f, dt, rng);
 }
 
-IRON_TEST(iron_layer_norm_bias, ragged_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_layer_norm_bias, ragged_rows, F32, F16, BF16) {
   return layer_norm_setup(true, 5, 77, 32, 0.0f, 2.0f, dt, rng);
 }
 
 // A single-element row normalizes to 0: the output is the bias exactly.
-IRON_TEST(iron_layer_norm_bias, single_element_rows, F32(0.0), F16(0.0), BF16(0.0)) {
+IRON_TEST(iron_layer_norm_bias, single_element_rows, F32, F16, BF16) {
   return layer_norm_setup(true, 4, 1, 32, 0.0f, 2.0f, dt, rng);
 }
 
-IRON_TEST(iron_layer_norm_bias, large_mean, F32(1e-5, 1e-5), F16(2e-3, 2e-3), BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_layer_norm_bias, large_mean, F32, F16, BF16) {
   return layer_norm_setup(true, 4, 2048, 1024, -1000.0f, large_mean_spread(dt), dt, rng);
 }
 

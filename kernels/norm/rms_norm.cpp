@@ -2,6 +2,13 @@
 ///
 /// The sum of squares accumulates in f32 whatever T is; the result is rounded once to T.
 ///
+/// ## Error bound
+/// Relative, per element: γ_k with k = ⌈(d + 3) / 2⌉ + 7 (u = 2^-24), then the rounding to T
+/// (2^-11 f16, 2^-8 bf16). The sum of squares (one rounding per square, addition depth
+/// d = ⌈n/tpg⌉ + tpg − 2, at most n − 1, all terms positive), the division by n and the + eps
+/// err by γ_{d+3}, which the square root halves (+1 for the second-order term); rsqrt errs by
+/// 2 ulp (4u); the two products round once each.
+///
 /// ## Layout
 /// - `inp    [rows, n]` T
 /// - `weight [n]`       T
@@ -22,6 +29,10 @@ using namespace iron::dsl;
 IRON_KERNEL(iron_rms_norm,
             (Tensor<T> inp, Tensor<T> weight, Out<T> out, Constexpr<u32> n, Constexpr<f32> eps)) {
   dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
+  grid("[any, 1, 1]");
+  layout(inp, "[groups.x, n]");
+  layout(weight, "[n]");
+  layout(out, "[groups.x, n]");
   auto base = program_id<0>() * n;
   auto tid = thread_id<0>();
   auto tpg = group_size<0>();
@@ -56,6 +67,12 @@ std::vector<float> rms_norm_oracle(const std::vector<float>& x, const std::vecto
   return y;
 }
 
+/// k of the error bound γ_k (see the doc comment).
+std::size_t rms_norm_error_u(std::size_t n, std::uint32_t tpg) {
+  namespace tol = testing::tolerance;
+  return (tol::group_sum_depth(n, tpg) + 4) / 2 + 1 + tol::kRsqrtU + 2;
+}
+
 testing::TestSetup rms_norm_setup(std::size_t rows, std::size_t n, std::uint32_t tpg, float spread,
                                   DType dt, testing::Rng& rng) {
   const float eps = 1e-5f;
@@ -68,26 +85,27 @@ testing::TestSetup rms_norm_setup(std::size_t rows, std::size_t n, std::uint32_t
       .constant("n", static_cast<double>(n))
       .constant("eps", eps)
       .expect("out", rms_norm_oracle(x, w, rows, n, eps))
+      .tolerance(testing::tolerance::relative(dt, rms_norm_error_u(n, tpg)))
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
 
 }  // namespace
 
-IRON_TEST(iron_rms_norm, hidden_4096, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_rms_norm, hidden_4096, F32, F16, BF16) {
   return rms_norm_setup(8, 4096, 256, 2.0f, dt, rng);
 }
 
 // A row length that is not a multiple of the group size, and a single-element row.
-IRON_TEST(iron_rms_norm, ragged_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_rms_norm, ragged_rows, F32, F16, BF16) {
   return rms_norm_setup(3, 999, 64, 2.0f, dt, rng);
 }
 
-IRON_TEST(iron_rms_norm, single_element_rows, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_rms_norm, single_element_rows, F32, F16, BF16) {
   return rms_norm_setup(4, 1, 32, 2.0f, dt, rng);
 }
 
 // Values near ±200 square to 4e4 each: the f32 sum must not overflow f16 range.
-IRON_TEST(iron_rms_norm, large_magnitude, F32(1e-5, 1e-5), F16(1e-3, 2e-3), BF16(1e-2, 1e-2)) {
+IRON_TEST(iron_rms_norm, large_magnitude, F32, F16, BF16) {
   return rms_norm_setup(2, 2048, 1024, 200.0f, dt, rng);
 }
 

@@ -9,6 +9,9 @@
 /// holds index 0), so a row of -inf gives index 0. NaN compares false and never wins (unlike
 /// torch.argmax, which returns a NaN's index); a row of NaN gives value -inf, index 0.
 ///
+/// ## Error bound
+/// Exact: max and its index are selected, no arithmetic.
+///
 /// ## Layout
 /// - `inp     [rows, n]` T
 /// - `values  [rows]`    T
@@ -34,6 +37,10 @@ constexpr std::uint32_t kUnroll = 8;  // elements per thread per iteration
 
 IRON_KERNEL(iron_argmax, (Tensor<T> inp, Out<T> values, Out<u32> indices, Constexpr<u32> n)) {
   dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
+  grid("[any, 1, 1]");
+  layout(inp, "[groups.x, n]");
+  layout(values, "[groups.x]");
+  layout(indices, "[groups.x]");
   auto row = program_id<0>();
   auto base = row * n;
   auto tid = thread_id<0>();
@@ -93,6 +100,7 @@ testing::TestSetup argmax_setup(const std::vector<float>& x, std::size_t rows, s
       .constant("n", static_cast<double>(n))
       .expect("values", values)
       .expect("indices", indices)
+      .tolerance(testing::tolerance::exact())
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
 
@@ -117,7 +125,7 @@ testing::BenchSetup argmax_bench(std::size_t rows, std::size_t n, DType dt) {
 }  // namespace
 
 // Vocabulary-sized rows, not a multiple of the group size.
-IRON_TEST(iron_argmax, vocab_rows, F32(0.0), F16(0.0), BF16(0.0)) {
+IRON_TEST(iron_argmax, vocab_rows, F32, F16, BF16) {
   const std::size_t rows = 4;
   const std::size_t n = 32000;
   return argmax_setup(testing::round_through(rng.uniform(rows * n, -20.0f, 20.0f), dt), rows, n,
@@ -126,12 +134,12 @@ IRON_TEST(iron_argmax, vocab_rows, F32(0.0), F16(0.0), BF16(0.0)) {
 
 // Every row's maximum occurs ~n/4 times in every thread and unrolled iteration (999 = 3 * 256
 // + 231 with 32 threads): the smallest index must win.
-IRON_TEST(iron_argmax, ties_smallest_index, F32(0.0), F16(0.0), BF16(0.0)) {
+IRON_TEST(iron_argmax, ties_smallest_index, F32, F16, BF16) {
   return argmax_setup(tied_values(std::size_t{5} * 999, 4, rng), 5, 999, 32, dt);
 }
 
 // A constant row (index 0), a row of -inf (index 0, value -inf), and the maximum last.
-IRON_TEST(iron_argmax, constant_and_infinite_rows, F32(0.0), F16(0.0), BF16(0.0)) {
+IRON_TEST(iron_argmax, constant_and_infinite_rows, F32, F16, BF16) {
   const std::size_t n = 300;
   std::vector<float> x(3 * n, 7.0f);
   std::fill(x.begin() + n, x.begin() + 2 * n, -std::numeric_limits<float>::infinity());
@@ -140,7 +148,7 @@ IRON_TEST(iron_argmax, constant_and_infinite_rows, F32(0.0), F16(0.0), BF16(0.0)
 }
 
 // One element per row: most threads hold nothing.
-IRON_TEST(iron_argmax, single_element_rows, F32(0.0), F16(0.0), BF16(0.0)) {
+IRON_TEST(iron_argmax, single_element_rows, F32, F16, BF16) {
   return argmax_setup(testing::round_through(rng.uniform(6, -5.0f, 5.0f), dt), 6, 1, 32, dt);
 }
 

@@ -1,5 +1,8 @@
 /// iron_copy: out[i] = inp[i].
 ///
+/// ## Error bound
+/// Exact: values of T are copied, no arithmetic.
+///
 /// ## Layout
 /// - `inp [n]` T
 /// - `out [n]` T
@@ -15,6 +18,10 @@ namespace iron::kernels {
 using namespace iron::dsl;
 
 IRON_KERNEL(iron_copy, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
+  dispatch(elementwise);
+  grid("[<= ceil_div(n, tpg), 1, 1]");
+  layout(inp, "[n]");
+  layout(out, "[n]");
   for (auto i : range(global_id<0>(), n, grid_threads<0>())) store(out[i], load(inp[i]));
 }
 
@@ -28,6 +35,7 @@ testing::TestSetup copy_setup(std::size_t n, std::uint32_t groups, std::uint32_t
       .output("out", n)
       .constant("n", static_cast<double>(n))
       .expect("out", x)
+      .tolerance(testing::tolerance::exact())
       .grid({{groups}, {tpg}});
 }
 
@@ -61,19 +69,13 @@ testing::BenchSetup copy_bench(std::size_t n, DType dt) {
 
 }  // namespace
 
-IRON_TEST(iron_copy, contiguous, F32(0.0), F16(0.0), BF16(0.0)) {
-  return copy_setup(1 << 16, 64, 256, dt, rng);
-}
+IRON_TEST(iron_copy, contiguous, F32, F16, BF16) { return copy_setup(1 << 16, 64, 256, dt, rng); }
 
 // n = 1001 is odd: no vector version applies, and the last thread's tail must be written.
-IRON_TEST(iron_copy, ragged_tail, F32(0.0), F16(0.0), BF16(0.0)) {
-  return copy_setup(1001, 3, 128, dt, rng);
-}
+IRON_TEST(iron_copy, ragged_tail, F32, F16, BF16) { return copy_setup(1001, 3, 128, dt, rng); }
 
 // More threads than elements: most threads never enter the loop.
-IRON_TEST(iron_copy, single_element, F32(0.0), F16(0.0), BF16(0.0)) {
-  return copy_setup(1, 2, 32, dt, rng);
-}
+IRON_TEST(iron_copy, single_element, F32, F16, BF16) { return copy_setup(1, 1, 32, dt, rng); }
 
 // A size sweep from inside L2 to far past it: time must grow with n and bandwidth level off.
 IRON_BENCH(iron_copy, n1m, F32) { return copy_bench(std::size_t{1} << 20, dt); }

@@ -18,8 +18,16 @@
 /// the in-place kernels read both before writing either, and cos/sin are computed once per
 /// (token, pair) and reused across the heads.
 ///
+/// ## Error bound
+/// Absolute, before the rounding to T (2^-11 f16, 2^-8 bf16 relative), u = 2^-24, for a pair
+/// (x_lo, x_hi): (|x_lo| + |x_hi|)·(Δ + γ_6), where γ_6 covers cos and sin (2 ulp, 4u absolute)
+/// and the two products and the sum; Δ is the angle's error: γ_19·positions[t] for the theta
+/// variants (powf's 4 ulp = 8u, the exponent −2p/rot_dim's rounding times ln(base) ≤ 10 for
+/// base ≤ e^10, and the product by the position) and 0 for the table variants, whose f32
+/// entries add their own rounding (γ_1 instead of cos and sin's 4u). Dims past rot_dim are exact.
+///
 /// ## Layout
-/// - `inp [tokens, heads, head_dim]` T, `out` the same (out of place); or `x` (in place)
+/// - `inp [tokens, heads, head_dim]` T, `out` the same (out of place); or `x` (in place, InOut)
 /// - `positions [tokens]` u32, each < max_pos for the table variants
 /// - `cos_sin [max_pos, rot_dim]` f32 (table variants): cos of pair p at [pos, p], sin at
 ///   [pos, rot_dim / 2 + p]
@@ -31,6 +39,7 @@
 /// tokens · rot_dim / 2 (T = threads in the grid) for every head, then the out-of-place kernels
 /// copy the unrotated dims over tokens · heads · (head_dim - rot_dim) elements the same way.
 /// Best: tokens · rot_dim / 2 threads.
+#include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
 #include <iron/testing/bench_registry.hpp>
@@ -106,6 +115,12 @@ IRON_KERNEL_TEMPLATE(iron_rope, (bool Interleaved),
                      (Tensor<T> inp, Tensor<u32> positions, Out<T> out, Constexpr<u32> tokens,
                       Constexpr<u32> heads, Constexpr<u32> head_dim, Constexpr<u32> rot_dim,
                       Constexpr<f32> base)) {
+  dispatch(elementwise);
+  grid(
+      "[<= ceil_div(max(tokens * rot_dim / 2, tokens * heads * (head_dim - rot_dim)), tpg), 1, 1]");
+  layout(inp, "[tokens, heads, head_dim]");
+  layout(positions, "[tokens]");
+  layout(out, "[tokens, heads, head_dim]");
   const RopeShape s{tokens, heads, head_dim, rot_dim};
   rotate_pairs<T, Interleaved>(inp, positions, out, s,
                                [&](auto pos, auto p) { return theta_cos_sin(pos, p, s, base); });
@@ -115,8 +130,13 @@ IRON_KERNEL_VARIANT(iron_rope, neox, false);
 IRON_KERNEL_VARIANT(iron_rope, gptj, true);
 
 IRON_KERNEL_TEMPLATE(iron_rope_inplace, (bool Interleaved),
-                     (Out<T> x, Tensor<u32> positions, Constexpr<u32> tokens, Constexpr<u32> heads,
-                      Constexpr<u32> head_dim, Constexpr<u32> rot_dim, Constexpr<f32> base)) {
+                     (InOut<T> x, Tensor<u32> positions, Constexpr<u32> tokens,
+                      Constexpr<u32> heads, Constexpr<u32> head_dim, Constexpr<u32> rot_dim,
+                      Constexpr<f32> base)) {
+  dispatch(elementwise);
+  grid("[<= ceil_div(tokens * rot_dim / 2, tpg), 1, 1]");
+  layout(x, "[tokens, heads, head_dim]");
+  layout(positions, "[tokens]");
   const RopeShape s{tokens, heads, head_dim, rot_dim};
   rotate_pairs<T, Interleaved>(x, positions, x, s,
                                [&](auto pos, auto p) { return theta_cos_sin(pos, p, s, base); });
@@ -128,6 +148,13 @@ IRON_KERNEL_TEMPLATE(iron_rope_table, (bool Interleaved),
                      (Tensor<T> inp, Tensor<u32> positions, Tensor<f32> cos_sin, Out<T> out,
                       Constexpr<u32> tokens, Constexpr<u32> heads, Constexpr<u32> head_dim,
                       Constexpr<u32> rot_dim)) {
+  dispatch(elementwise);
+  grid(
+      "[<= ceil_div(max(tokens * rot_dim / 2, tokens * heads * (head_dim - rot_dim)), tpg), 1, 1]");
+  layout(inp, "[tokens, heads, head_dim]");
+  layout(positions, "[tokens]");
+  layout_at_least(cos_sin, "[1, rot_dim]");  // a row per position: up to the largest one
+  layout(out, "[tokens, heads, head_dim]");
   const RopeShape s{tokens, heads, head_dim, rot_dim};
   rotate_pairs<T, Interleaved>(inp, positions, out, s,
                                [&](auto pos, auto p) { return table_cos_sin(cos_sin, pos, p, s); });
@@ -137,8 +164,13 @@ IRON_KERNEL_VARIANT(iron_rope_table, neox, false);
 IRON_KERNEL_VARIANT(iron_rope_table, gptj, true);
 
 IRON_KERNEL_TEMPLATE(iron_rope_table_inplace, (bool Interleaved),
-                     (Out<T> x, Tensor<u32> positions, Tensor<f32> cos_sin, Constexpr<u32> tokens,
+                     (InOut<T> x, Tensor<u32> positions, Tensor<f32> cos_sin, Constexpr<u32> tokens,
                       Constexpr<u32> heads, Constexpr<u32> head_dim, Constexpr<u32> rot_dim)) {
+  dispatch(elementwise);
+  grid("[<= ceil_div(tokens * rot_dim / 2, tpg), 1, 1]");
+  layout(x, "[tokens, heads, head_dim]");
+  layout(positions, "[tokens]");
+  layout_at_least(cos_sin, "[1, rot_dim]");  // a row per position: up to the largest one
   const RopeShape s{tokens, heads, head_dim, rot_dim};
   rotate_pairs<T, Interleaved>(x, positions, x, s,
                                [&](auto pos, auto p) { return table_cos_sin(cos_sin, pos, p, s); });
@@ -203,6 +235,17 @@ std::string rope_kernel(const RopeCase& c) {
          (c.interleaved ? "_gptj" : "_neox");
 }
 
+/// The tolerance of the doc comment's bound for inputs `x` at positions `pos`.
+testing::Tolerance rope_tolerance(const RopeCase& c, const std::vector<float>& x,
+                                  const std::vector<std::uint32_t>& pos, DType dt) {
+  namespace tol = testing::tolerance;
+  const double pair = 2 * tol::max_abs(x);  // the largest |x_lo| + |x_hi|
+  if (c.table) return tol::stored(dt, pair * tol::gamma(3), 0.0);
+  const std::uint32_t farthest = pos.empty() ? 0 : *std::max_element(pos.begin(), pos.end());
+  const double angle_error = tol::gamma(19) * farthest;
+  return tol::stored(dt, pair * (angle_error + tol::gamma(tol::kSinCosU + 2)), 0.0);
+}
+
 /// A test of the kernel `c` names, on `groups` groups of `tpg` threads.
 testing::TestSetup rope_setup(const RopeCase& c, std::uint32_t groups, std::uint32_t tpg, DType dt,
                               testing::Rng& rng) {
@@ -228,6 +271,7 @@ testing::TestSetup rope_setup(const RopeCase& c, std::uint32_t groups, std::uint
       .constant("head_dim", static_cast<double>(c.head_dim))
       .constant("rot_dim", static_cast<double>(c.rot_dim))
       .expect(data, rope_oracle(x, pos, c))
+      .tolerance(data, rope_tolerance(c, x, pos, dt))
       .grid({{groups}, {tpg}});
 }
 
@@ -281,89 +325,81 @@ RopeCase anchor(bool interleaved, bool table, bool in_place) {
 // of the result: rtol 5e-4 (2^-11) and 4e-3 (2^-8).
 
 // Llama-like heads (head_dim = rot_dim = 128), one thread per (token, pair).
-IRON_TEST(iron_rope_neox, full_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+IRON_TEST(iron_rope_neox, full_rotary, F32, F16, BF16) {
   return rope_setup({7, 4, 128, 128, 2048}, 7, 64, dt, rng);
 }
 
 // rot_dim < head_dim (dims 32 .. 80 copied), 3 heads, a grid far smaller than the work: both
 // grid-stride loops wrap many times.
-IRON_TEST(iron_rope_neox, partial_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+IRON_TEST(iron_rope_neox, partial_rotary, F32, F16, BF16) {
   return rope_setup({5, 3, 80, 32, 2048}, 1, 32, dt, rng);
 }
 
 // Positions up to 8191: the f32 angle's error grows with the position.
-IRON_TEST(iron_rope_neox, long_context, F32(4e-3, 1e-6), F16(4e-3, 5e-4), BF16(4e-3, 4e-3)) {
+IRON_TEST(iron_rope_neox, long_context, F32, F16, BF16) {
   return rope_setup({33, 2, 64, 64, 8192}, 4, 128, dt, rng);
 }
 
-IRON_TEST(iron_rope_gptj, full_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+IRON_TEST(iron_rope_gptj, full_rotary, F32, F16, BF16) {
   return rope_setup({7, 4, 128, 128, 2048, true}, 7, 64, dt, rng);
 }
 
 // GPT-J's own shape in small: rot_dim 16 of head_dim 64, odd head count.
-IRON_TEST(iron_rope_gptj, partial_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+IRON_TEST(iron_rope_gptj, partial_rotary, F32, F16, BF16) {
   return rope_setup({9, 5, 64, 16, 2048, true}, 2, 32, dt, rng);
 }
 
 // One token, one head of one pair: the smallest problem.
-IRON_TEST(iron_rope_gptj, single_pair, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+IRON_TEST(iron_rope_gptj, single_pair, F32, F16, BF16) {
   return rope_setup({1, 1, 2, 2, 2048, true}, 1, 32, dt, rng);
 }
 
 // In place: the elements past rot_dim must keep their values (initial() gives them).
-IRON_TEST(iron_rope_inplace_neox, partial_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4),
-          BF16(1e-3, 4e-3)) {
+IRON_TEST(iron_rope_inplace_neox, partial_rotary, F32, F16, BF16) {
   return rope_setup({5, 3, 80, 32, 2048, false, false, true}, 1, 32, dt, rng);
 }
 
-IRON_TEST(iron_rope_inplace_neox, full_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+IRON_TEST(iron_rope_inplace_neox, full_rotary, F32, F16, BF16) {
   return rope_setup({7, 4, 128, 128, 2048, false, false, true}, 7, 64, dt, rng);
 }
 
-IRON_TEST(iron_rope_inplace_gptj, partial_rotary, F32(1e-3, 1e-6), F16(1e-3, 5e-4),
-          BF16(1e-3, 4e-3)) {
+IRON_TEST(iron_rope_inplace_gptj, partial_rotary, F32, F16, BF16) {
   return rope_setup({9, 5, 64, 16, 2048, true, false, true}, 2, 32, dt, rng);
 }
 
-IRON_TEST(iron_rope_inplace_gptj, single_pair, F32(1e-3, 1e-6), F16(1e-3, 5e-4), BF16(1e-3, 4e-3)) {
+IRON_TEST(iron_rope_inplace_gptj, single_pair, F32, F16, BF16) {
   return rope_setup({1, 1, 2, 2, 2048, true, false, true}, 1, 32, dt, rng);
 }
 
-IRON_TEST(iron_rope_table_neox, full_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4), BF16(1e-5, 4e-3)) {
+IRON_TEST(iron_rope_table_neox, full_rotary, F32, F16, BF16) {
   return rope_setup({7, 4, 128, 128, 512, false, true}, 7, 64, dt, rng);
 }
 
-IRON_TEST(iron_rope_table_neox, partial_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
-          BF16(1e-5, 4e-3)) {
+IRON_TEST(iron_rope_table_neox, partial_rotary, F32, F16, BF16) {
   return rope_setup({5, 3, 80, 32, 300, false, true}, 1, 32, dt, rng);
 }
 
-IRON_TEST(iron_rope_table_gptj, full_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4), BF16(1e-5, 4e-3)) {
+IRON_TEST(iron_rope_table_gptj, full_rotary, F32, F16, BF16) {
   return rope_setup({7, 4, 128, 128, 512, true, true}, 7, 64, dt, rng);
 }
 
-IRON_TEST(iron_rope_table_gptj, partial_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
-          BF16(1e-5, 4e-3)) {
+IRON_TEST(iron_rope_table_gptj, partial_rotary, F32, F16, BF16) {
   return rope_setup({9, 5, 64, 16, 300, true, true}, 2, 32, dt, rng);
 }
 
-IRON_TEST(iron_rope_table_inplace_neox, partial_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
-          BF16(1e-5, 4e-3)) {
+IRON_TEST(iron_rope_table_inplace_neox, partial_rotary, F32, F16, BF16) {
   return rope_setup({5, 3, 80, 32, 300, false, true, true}, 1, 32, dt, rng);
 }
 
-IRON_TEST(iron_rope_table_inplace_neox, single_pair, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
-          BF16(1e-5, 4e-3)) {
+IRON_TEST(iron_rope_table_inplace_neox, single_pair, F32, F16, BF16) {
   return rope_setup({1, 1, 2, 2, 1, false, true, true}, 1, 32, dt, rng);
 }
 
-IRON_TEST(iron_rope_table_inplace_gptj, partial_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
-          BF16(1e-5, 4e-3)) {
+IRON_TEST(iron_rope_table_inplace_gptj, partial_rotary, F32, F16, BF16) {
   return rope_setup({9, 5, 64, 16, 300, true, true, true}, 2, 32, dt, rng);
 }
 
-IRON_TEST(iron_rope_table_inplace_gptj, full_rotary, F32(1e-6, 1e-6), F16(1e-5, 5e-4),
-          BF16(1e-5, 4e-3)) {
+IRON_TEST(iron_rope_table_inplace_gptj, full_rotary, F32, F16, BF16) {
   return rope_setup({7, 4, 128, 128, 512, true, true, true}, 7, 64, dt, rng);
 }
 

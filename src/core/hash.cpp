@@ -35,6 +35,19 @@ class Hasher {
     u64(k_.shared_bytes);
     u64(k_.dispatch.group_size_rules.size());
     for (const SizeRule& r : k_.dispatch.group_size_rules) rule(r);
+    u64(k_.dispatch.grid_rules.size());
+    for (const GridRule& r : k_.dispatch.grid_rules) {
+      u64(r.axis);
+      u64(static_cast<std::uint64_t>(r.relation));
+      size(r.bound);
+    }
+    u64(k_.dispatch.layouts.size());
+    for (const TensorLayout& l : k_.dispatch.layouts) {
+      str(l.param);
+      u64(l.exact);
+      u64(l.dims.size());
+      for (const SizeExpr& d : l.dims) size(d);
+    }
     block(k_.body);
     return h_;
   }
@@ -70,6 +83,15 @@ class Hasher {
     if (r.kind == SizeRule::Kind::PowerOfTwo) return;
     str(r.constexpr_name);
     u64(static_cast<std::uint64_t>(r.constexpr_name.empty() ? r.value : r.divisor));
+  }
+
+  void size(const SizeExpr& e) {
+    u64(static_cast<std::uint64_t>(e.kind));
+    u64(static_cast<std::uint64_t>(e.value));
+    str(e.name);
+    u64(e.axis);
+    u64(e.args.size());
+    for (const SizeExpr& a : e.args) size(a);
   }
 
   /// The parameter or shared allocation an op refers to (-1 for none).

@@ -20,11 +20,12 @@ constexpr std::array kOpClasses = {
 constexpr std::array<std::string_view, 8> kBuiltinNames = {
     "thread_id", "group_id", "group_size", "grid_groups",
     "global_id", "lane",     "simdgroup",  "simdgroup_count"};
-constexpr std::array<std::string_view, 3> kParamKindNames = {"in", "out", "constexpr"};
+constexpr std::array<std::string_view, 4> kParamKindNames = {"in", "out", "constexpr", "inout"};
 constexpr std::array<std::string_view, 3> kDispatchModeNames = {"elementwise", "reduction",
                                                                 "tiled"};
 constexpr std::array<std::string_view, 5> kSizeRuleNames = {"multiple_of", "at_least", "at_most",
                                                             "exactly", "power_of_two"};
+constexpr std::array<std::string_view, 3> kRelationNames = {"==", "<=", ">="};
 
 template <class E, std::size_t N>
 std::string_view name_of(const std::array<std::string_view, N>& names, E e) {
@@ -72,6 +73,19 @@ std::string_view size_rule_name(SizeRule::Kind k) { return name_of(kSizeRuleName
 
 bool parse_size_rule_name(std::string_view name, SizeRule::Kind& out) {
   return find_name(kSizeRuleNames, name, out);
+}
+
+std::string_view relation_name(GridRule::Relation r) { return name_of(kRelationNames, r); }
+
+bool parse_relation_name(std::string_view name, GridRule::Relation& out) {
+  return find_name(kRelationNames, name, out);
+}
+
+const TensorLayout* DispatchContract::layout_of(std::string_view param) const {
+  for (const TensorLayout& l : layouts) {
+    if (l.param == param) return &l;
+  }
+  return nullptr;
 }
 
 int Kernel::find_param(std::string_view param_name) const {

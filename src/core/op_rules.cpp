@@ -146,7 +146,7 @@ class TypeCheck {
     const SharedAlloc* s = shared();
     if ((p == nullptr) == (s == nullptr)) {
       fail("needs one target: an output tensor or a shared allocation");
-    } else if (p != nullptr && p->kind != ParamKind::Output) {
+    } else if (p != nullptr && !is_output(p->kind)) {
       fail("target '{}' is not an output tensor", p->name);
     } else {
       same({p != nullptr ? p->dtype : s->dtype, t_[1], t});

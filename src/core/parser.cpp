@@ -23,11 +23,12 @@ struct Token {
   std::string_view text;  ///< without the `%` or `@` sigil
 };
 
-/// One statement: its tokens and the location from its `; file:line` comment.
+/// One statement: its text and tokens, and the location from its `; file:line` comment.
 struct Line {
   int number;
   std::vector<Token> tokens;
   SourceLoc loc;
+  std::string_view text;  ///< the statement without its location comment
 };
 
 constexpr std::string_view kPunct = "=:,[]{}/";
@@ -95,12 +96,13 @@ std::vector<Line> split_lines(std::string_view text) {
     ++number;
     const std::size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string_view::npos || line[first] == '#') continue;
-    Line parsed{number, {}, {}};
+    Line parsed{number, {}, {}, {}};
     const std::size_t semi = line.find(';');
     if (semi != std::string_view::npos) {
       parsed.loc = parse_loc(line.substr(semi + 1), number);
       line = line.substr(0, semi);
     }
+    parsed.text = line;
     parsed.tokens = tokenize(line, number);
     if (parsed.tokens.empty()) fail(number, "expected a statement before the location comment");
     lines.push_back(std::move(parsed));
@@ -201,6 +203,9 @@ class Cursor {
   std::size_t pos_ = 0;
 };
 
+constexpr std::string_view kHeaderItems =
+    "'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'grid', 'layout', 'values' or '{'";
+
 class Parser {
  public:
   explicit Parser(std::string_view text)
@@ -265,10 +270,23 @@ class Parser {
     bool have_values = false;
     while (pos_ < lines_.size() && lines_[pos_].tokens[0].text != "{") {
       const Line& item = lines_[pos_++];
-      no_loc(item);
       Cursor ic(item);
-      const std::string_view what =
-          ic.word("'param', 'shared', 'shared_bytes', 'rule', 'values' or '{'");
+      const std::string_view what = ic.word(kHeaderItems);
+      // The contract's declarations carry the location of their line in the kernel's source.
+      if (what == "grid") {
+        grid_rule(item);
+        continue;
+      }
+      if (what == "layout") {
+        layout(item);
+        continue;
+      }
+      if (what == "dispatch") {
+        k_.dispatch.loc = item.loc;
+        ic.end();
+        continue;
+      }
+      no_loc(item);
       if (what == "param") {
         param(ic);
       } else if (what == "shared") {
@@ -282,18 +300,84 @@ class Parser {
         have_values = true;
         k_.num_values = ic.integer<std::uint32_t>("the number of values");
       } else {
-        ic.fail_here(
-            fmt::format("expected 'param', 'shared', 'shared_bytes', 'rule', 'values' or '{{', "
-                        "found '{}'",
-                        what));
+        ic.fail_here(fmt::format("expected {}, found '{}'", kHeaderItems, what));
       }
       ic.end();
     }
   }
 
+  /// The text of a header line after its keyword, without trailing blanks.
+  static std::string_view after_keyword(const Line& line, std::string_view keyword) {
+    std::string_view text = line.text.substr(line.text.find(keyword) + keyword.size());
+    const std::size_t end = text.find_last_not_of(" \t\r");
+    return text.substr(0, end == std::string_view::npos ? 0 : end + 1);
+  }
+
+  /// `text` without leading blanks.
+  static std::string_view trimmed(std::string_view text) {
+    const std::size_t begin = text.find_first_not_of(" \t");
+    return begin == std::string_view::npos ? "" : text.substr(begin);
+  }
+
+  /// Runs `parse` on a contract expression, turning its errors into this line's.
+  template <class F>
+  static auto expression(const Line& line, F&& parse) {
+    try {
+      return parse();
+    } catch (const IrError& e) {
+      fail(line.number, e.what());
+    }
+  }
+
+  /// `REL rest` at the start of `text` (after blanks): the relation, and `rest`.
+  static GridRule::Relation relation(const Line& line, std::string_view& text) {
+    const std::size_t begin = text.find_first_not_of(" \t");
+    GridRule::Relation r{};
+    if (begin == std::string_view::npos || !parse_relation_name(text.substr(begin, 2), r)) {
+      fail(line.number, "expected '==', '<=' or '>=' after the grid axis or the tensor name");
+    }
+    text = text.substr(begin + 2);
+    return r;
+  }
+
+  /// `grid groups.AXIS ==|<=|>= EXPR`
+  void grid_rule(const Line& line) {
+    std::string_view text = after_keyword(line, "grid");
+    const std::size_t begin = text.find_first_not_of(" \t");
+    const std::string_view lhs = begin == std::string_view::npos ? "" : text.substr(begin, 8);
+    constexpr std::string_view kAxes = "xyz";
+    if (lhs.size() != 8 || !lhs.starts_with("groups.") ||
+        kAxes.find(lhs[7]) == std::string_view::npos) {
+      fail(line.number, "expected 'groups.x', 'groups.y' or 'groups.z' after 'grid'");
+    }
+    GridRule r;
+    r.axis = static_cast<std::uint8_t>(kAxes.find(lhs[7]));
+    text = text.substr(begin + 8);
+    r.relation = relation(line, text);
+    r.bound = expression(line, [&] { return parse_size_expr(trimmed(text)); });
+    r.loc = line.loc;
+    k_.dispatch.grid_rules.push_back(std::move(r));
+  }
+
+  /// `layout NAME ==|>= [DIM, …]`
+  void layout(const Line& line) {
+    Cursor c(line);
+    c.keyword("layout");
+    TensorLayout l;
+    l.param = c.word("the tensor's name");
+    std::string_view text = after_keyword(line, "layout");
+    text = text.substr(text.find(l.param) + l.param.size());
+    const GridRule::Relation r = relation(line, text);
+    if (r == GridRule::Relation::AtMost) fail(line.number, "a layout is '==' or '>=', not '<='");
+    l.exact = r == GridRule::Relation::Equal;
+    l.dims = expression(line, [&] { return parse_size_dims(trimmed(text)); });
+    l.loc = line.loc;
+    k_.dispatch.layouts.push_back(std::move(l));
+  }
+
   void param(Cursor& c) {
     Param p;
-    const std::string_view kind = c.word("a parameter kind (in, out, constexpr)");
+    const std::string_view kind = c.word("a parameter kind (in, out, inout, constexpr)");
     if (!parse_param_kind_name(kind, p.kind)) {
       c.fail_here(fmt::format("unknown parameter kind '{}'", kind));
     }
@@ -334,12 +418,23 @@ class Parser {
     k_.dispatch.group_size_rules.push_back(std::move(r));
   }
 
-  /// Parses ops up to the closing `}` (or `} else {`) of the block.
+  /// Parses ops up to the closing `}` (or `} else {`) of the block. Blocks nest at most
+  /// kMaxBlockDepth deep, so that deeply nested text fails cleanly instead of overflowing the
+  /// stack here and in every recursive walk of the IR.
   BlockEnd block(Block& b) {
+    if (++depth_ > kMaxBlockDepth) {
+      fail(lines_[pos_ - 1].number, fmt::format("blocks nest more than {} deep", kMaxBlockDepth));
+    }
     while (true) {
       const Line& line = next("'}'");
-      if (is_brace_line(line, {"}"})) return BlockEnd::Close;
-      if (is_brace_line(line, {"}", "else", "{"})) return BlockEnd::CloseElse;
+      if (is_brace_line(line, {"}"})) {
+        --depth_;
+        return BlockEnd::Close;
+      }
+      if (is_brace_line(line, {"}", "else", "{"})) {
+        --depth_;
+        return BlockEnd::CloseElse;
+      }
       b.ops.push_back(op(line));
     }
   }
@@ -504,6 +599,7 @@ class Parser {
   std::vector<Line> lines_;
   int last_line_;
   std::size_t pos_ = 0;
+  int depth_ = 0;  ///< blocks open around the line being parsed
   Kernel k_;
 };
 

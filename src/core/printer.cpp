@@ -44,7 +44,21 @@ class Printer {
       out_ += '\n';
     }
     if (k_.shared_bytes != 0) out_ += fmt::format("  shared_bytes {}\n", k_.shared_bytes);
+    if (options_.locations && k_.dispatch.loc.known()) {
+      out_ += "  dispatch";
+      end_line(k_.dispatch.loc);
+    }
     for (const SizeRule& r : k_.dispatch.group_size_rules) out_ += rule(r);
+    for (const GridRule& r : k_.dispatch.grid_rules) {
+      out_ += fmt::format("  grid groups.{} {} {}", kAxisNames[r.axis % 3],
+                          relation_name(r.relation), print_size_expr(r.bound));
+      end_line(r.loc);
+    }
+    for (const TensorLayout& l : k_.dispatch.layouts) {
+      out_ +=
+          fmt::format("  layout {} {} {}", l.param, l.exact ? "==" : ">=", print_size_dims(l.dims));
+      end_line(l.loc);
+    }
     out_ += fmt::format("  values {}\n{{\n", k_.num_values);
     block(k_.body, 1);
     out_ += "}\n";

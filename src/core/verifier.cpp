@@ -32,12 +32,20 @@ bool is_group_op(const Op& op) {
 
 class Verifier {
  public:
-  explicit Verifier(const Kernel& k) : k_(k), values_(k.num_values) {}
+  explicit Verifier(const Kernel& k) : k_(k) {}
 
   std::vector<std::string> run() {
+    if (k_.num_values > kMaxValues) {
+      report(k_.loc, fmt::format("declares {} values, more than the {} a kernel may have",
+                                 k_.num_values, kMaxValues));
+      return std::move(problems_);
+    }
+    values_.resize(k_.num_values);
     check_params();
     check_shared();
     check_rules();
+    check_grid_rules();
+    check_layouts();
     if (k_.body.ops.empty()) report(k_.loc, "empty kernel body");
     block(k_.body);
     check_contract();
@@ -67,7 +75,7 @@ class Verifier {
     for (const Param& p : k_.params) {
       if (!names.insert(p.name).second)
         report(k_.loc, fmt::format("parameter '{}' declared twice", p.name));
-      has_output |= p.kind == ParamKind::Output;
+      has_output |= is_output(p.kind);
     }
     if (!has_output) report(k_.loc, "has no output parameter");
   }
@@ -103,13 +111,55 @@ class Verifier {
     }
   }
 
+  /// Every name in a contract expression is an integer constexpr parameter.
+  void check_size_names(const SizeExpr& e, const SourceLoc& loc, std::string_view where) {
+    for_each_leaf(e, [&](const SizeExpr& leaf) {
+      if (leaf.kind == SizeExpr::Kind::Groups && leaf.axis > 2) {
+        report(loc, fmt::format("{}: groups axis {} (expected 0, 1 or 2)", where, leaf.axis));
+      }
+      if (leaf.kind != SizeExpr::Kind::Constexpr) return;
+      const int p = k_.find_param(leaf.name);
+      if (p < 0 || k_.params[p].kind != ParamKind::Constexpr || !is_integer(k_.params[p].dtype)) {
+        report(loc,
+               fmt::format("{}: '{}' is not an integer constexpr parameter", where, leaf.name));
+      }
+    });
+  }
+
+  void check_grid_rules() {
+    for (const GridRule& r : k_.dispatch.grid_rules) {
+      if (r.axis > 2) {
+        report(r.loc, fmt::format("grid rule on axis {} (expected 0, 1 or 2)", r.axis));
+        continue;
+      }
+      check_size_names(r.bound, r.loc, fmt::format("grid rule on groups.{}", "xyz"[r.axis]));
+    }
+  }
+
+  void check_layouts() {
+    std::set<std::string> seen;
+    for (const TensorLayout& l : k_.dispatch.layouts) {
+      const int p = k_.find_param(l.param);
+      if (p < 0 || k_.params[p].kind == ParamKind::Constexpr) {
+        report(l.loc, fmt::format("layout of '{}', which is not a tensor parameter", l.param));
+      }
+      if (!seen.insert(l.param).second) {
+        report(l.loc, fmt::format("layout of '{}' declared twice", l.param));
+      }
+      if (l.dims.empty()) report(l.loc, fmt::format("layout of '{}' has no dims", l.param));
+      for (const SizeExpr& d : l.dims) {
+        check_size_names(d, l.loc, fmt::format("layout of '{}'", l.param));
+      }
+    }
+  }
+
   void check_contract() {
     bool group_ops = !k_.shared.empty();
     bool writes_output = false;
     walk(k_.body, [&](const Op& op) {
       group_ops |= is_group_op(op);
       const bool writes = op.kind == OpKind::Store || op_class(op.kind) == OpClass::Atomic;
-      writes_output |= writes && param(op) != nullptr && param(op)->kind == ParamKind::Output;
+      writes_output |= writes && param(op) != nullptr && is_output(param(op)->kind);
     });
     if (!writes_output) report(k_.loc, "writes no output");
     if (!group_ops) return;

@@ -18,8 +18,9 @@ ir::Op make(ir::OpKind kind, DType type, std::vector<ir::ValueId> args) {
 void check_write_target(Tracer& t, int param) {
   if (param < 0) return;
   const ir::Param& p = t.kernel().params.at(static_cast<std::size_t>(param));
-  if (p.kind != ir::ParamKind::Output) {
-    t.fail(fmt::format("'{}' is an input tensor; mark it Out<T> to write it", p.name));
+  if (!ir::is_output(p.kind)) {
+    t.fail(
+        fmt::format("'{}' is an input tensor; mark it Out<T> (or InOut<T>) to write it", p.name));
   }
   t.mark_written(param);
 }

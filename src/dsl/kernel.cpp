@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "iron/core/verifier.hpp"
+#include "iron/dsl/registration.hpp"
 
 namespace iron::dsl {
 namespace {
@@ -17,6 +18,63 @@ std::vector<KernelInfo>& registry() {
 }
 
 ir::SizeRule rule(ir::SizeRule::Kind kind, std::int64_t n) { return {kind, n, {}, 1}; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+/// Parses a contract expression; a parse error or a name that is not an integer constexpr
+/// parameter fails the trace at the declaration's line.
+template <class F>
+auto contract_expression(detail::Tracer& t, std::string_view call, F&& parse) {
+  try {
+    auto parsed = parse();
+    return parsed;
+  } catch (const IrError& e) {
+    t.fail(fmt::format("{}: {}", call, e.what()));
+  }
+}
+
+void check_names(detail::Tracer& t, std::string_view call, const ir::SizeExpr& e) {
+  const ir::Kernel& k = t.kernel();
+  ir::for_each_leaf(e, [&](const ir::SizeExpr& leaf) {
+    if (leaf.kind != ir::SizeExpr::Kind::Constexpr) return;
+    const int p = k.find_param(leaf.name);
+    if (p < 0 || k.params[p].kind != ir::ParamKind::Constexpr) {
+      t.fail(fmt::format("{}: '{}' is not a constexpr parameter of the kernel", call, leaf.name));
+    }
+    if (!is_integer(k.params[p].dtype)) {
+      t.fail(fmt::format("{}: constexpr '{}' is {}, not an integer", call, leaf.name,
+                         dtype_name(k.params[p].dtype)));
+    }
+  });
+}
+
+/// The entries of `[a, b, c]` split at the commas outside parentheses.
+std::vector<std::string_view> list_entries(detail::Tracer& t, std::string_view call,
+                                           std::string_view text) {
+  text = trim(text);
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') {
+    t.fail(fmt::format("{}: expected a list '[x, y, z]'", call));
+  }
+  text = text.substr(1, text.size() - 2);
+  std::vector<std::string_view> out;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || (text[i] == ',' && depth == 0)) {
+      out.push_back(trim(text.substr(start, i - start)));
+      start = i + 1;
+    } else if (text[i] == '(') {
+      ++depth;
+    } else if (text[i] == ')') {
+      --depth;
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -30,13 +88,61 @@ void dispatch(ir::DispatchMode mode, std::initializer_list<ir::SizeRule> rules,
               SourceLocation where) {
   auto& t = detail::Tracer::current();
   t.at(where);
-  t.set_dispatch({mode, rules});
+  const ir::DispatchContract& declared = t.kernel().dispatch;
+  t.set_dispatch({mode, rules, declared.grid_rules, declared.layouts, t.loc()});
 }
 
-const std::vector<KernelInfo>& registered_kernels() { return registry(); }
+void grid(std::string_view groups, SourceLocation where) {
+  auto& t = detail::Tracer::current();
+  t.at(where);
+  const std::string call = fmt::format("grid(\"{}\")", groups);
+  auto& rules = t.kernel().dispatch.grid_rules;
+  if (!rules.empty()) t.fail(call + ": grid(...) is declared twice");
+  const auto entries = list_entries(t, call, groups);
+  if (entries.size() != 3) {
+    t.fail(fmt::format("{}: expected three entries (x, y, z), found {}", call, entries.size()));
+  }
+  for (std::uint8_t axis = 0; axis < 3; ++axis) {
+    std::string_view entry = entries[axis];
+    if (entry == "any") continue;
+    ir::GridRule r;
+    r.axis = axis;
+    if (entry.size() >= 2 && ir::parse_relation_name(entry.substr(0, 2), r.relation)) {
+      entry.remove_prefix(2);
+    }
+    r.bound = contract_expression(t, call, [&] { return ir::parse_size_expr(entry); });
+    check_names(t, call, r.bound);
+    r.loc = t.loc();
+    rules.push_back(std::move(r));
+  }
+}
+
+namespace detail {
+
+void declare_layout(int param, bool exact, std::string_view dims, SourceLocation where) {
+  auto& t = Tracer::current();
+  t.at(where);
+  const std::string& name = t.kernel().params.at(static_cast<std::size_t>(param)).name;
+  const std::string call =
+      fmt::format("{}({}, \"{}\")", exact ? "layout" : "layout_at_least", name, dims);
+  if (t.kernel().dispatch.layout_of(name) != nullptr) {
+    t.fail(fmt::format("{}: the layout of '{}' is declared twice", call, name));
+  }
+  ir::TensorLayout l{name, exact, {}, t.loc()};
+  l.dims = contract_expression(t, call, [&] { return ir::parse_size_dims(dims); });
+  for (const ir::SizeExpr& d : l.dims) check_names(t, call, d);
+  t.kernel().dispatch.layouts.push_back(std::move(l));
+}
+
+}  // namespace detail
+
+const std::vector<KernelInfo>& registered_kernels() {
+  check_registrations();
+  return registry();
+}
 
 const KernelInfo* find_kernel(std::string_view name) {
-  for (const KernelInfo& k : registry()) {
+  for (const KernelInfo& k : registered_kernels()) {
     if (k.name == name) return &k;
   }
   return nullptr;
@@ -54,14 +160,9 @@ ir::Kernel kernel_ir_for(std::string_view name, DType dtype) {
 namespace detail {
 
 void register_kernel(KernelInfo info) {
-  if (find_kernel(info.name) != nullptr) {
-    throw Error(fmt::format("{}: kernel {} is registered twice", format_loc(info.loc), info.name));
+  if (auto problem = insert_unique(registry(), std::move(info), "kernel")) {
+    record_registration_problem(std::move(*problem));
   }
-  auto& kernels = registry();
-  const auto at =
-      std::lower_bound(kernels.begin(), kernels.end(), info.name,
-                       [](const KernelInfo& k, const std::string& name) { return k.name < name; });
-  kernels.insert(at, std::move(info));
 }
 
 std::vector<std::string> parameter_names(std::string_view stringized) {

@@ -13,6 +13,9 @@ thread_local Tracer* g_current = nullptr;
 
 ir::SourceLoc to_loc(const SourceLocation& where) {
   std::string file = where.file_name();
+  // A path relative to a build directory inside the project (`../kernels/…`, as ccache may
+  // leave it) is relative to the project's root once the `../` goes.
+  while (file.starts_with("../")) file.erase(0, 3);
   // Builds map the project root away; a path from elsewhere keeps only its last parts.
   if (!file.empty() && file.front() == '/') {
     for (const char* root : {"/kernels/", "/tests/", "/src/", "/examples/"}) {
@@ -133,7 +136,7 @@ ir::Kernel Tracer::finish() {
   bool any_output = false;
   for (std::size_t i = 0; i < kernel_.params.size(); ++i) {
     const ir::Param& p = kernel_.params[i];
-    if (p.kind != ir::ParamKind::Output) continue;
+    if (!ir::is_output(p.kind)) continue;
     any_output = true;
     if (!written_[i]) {
       throw TraceError(fmt::format("kernel {}: {}: output '{}' is never written", kernel_.name,

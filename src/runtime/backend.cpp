@@ -16,7 +16,18 @@ namespace {
 class SimBackend final : public Backend {
  public:
   std::string_view name() const override { return "sim"; }
-  void run(const Launch& launch) override { sim_run(launch); }
+  void run(const Launch& launch) override {
+    writers_ = {};
+    SimOptions options;
+    options.writers = &writers_;
+    sim_run(launch, options);
+  }
+  std::optional<std::string> element_writer(std::size_t param, std::uint64_t index) const override {
+    return writers_.of(param, index);
+  }
+
+ private:
+  SimWriters writers_;  ///< of the last run
 };
 
 BackendStatus metal_status() {

@@ -1,19 +1,41 @@
-/// Refuses a launch whose arguments or grid break the kernel's contract or the device's limits.
+/// Refuses a launch whose arguments, grid or tensor sizes break the kernel's contract, or whose
+/// grid breaks the device's limits.
 #include "iron/runtime/dispatch_guard.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace iron::runtime {
 namespace {
 
-constexpr std::string_view kContract = " (rule from the kernel's dispatch contract)";
+constexpr std::string_view kContract = "rule from the kernel's dispatch contract";
 
-[[noreturn]] void refuse(const ir::Kernel& kernel, const std::string& why) {
-  throw DispatchError(fmt::format("{}: dispatch refused, nothing launched: {}", kernel.name, why));
+/// "file:line of dispatch(...)", or of the kernel when it declares none; empty when unknown.
+std::string contract_source(const ir::Kernel& kernel) {
+  if (kernel.dispatch.loc.known()) {
+    return fmt::format("dispatch(...) at {}", format_loc(kernel.dispatch.loc));
+  }
+  if (kernel.loc.known()) return fmt::format("kernel defined at {}", format_loc(kernel.loc));
+  return "";
+}
+
+/// Refuses with `why`, followed by where the failing declaration (`declaration`, e.g.
+/// "layout(...)" at `loc`) and the kernel's contract are in its source.
+[[noreturn]] void refuse(const ir::Kernel& kernel, const std::string& why,
+                         std::string_view declaration = {}, const ir::SourceLoc& loc = {}) {
+  std::string where;
+  if (!declaration.empty() && loc.known()) {
+    where = fmt::format("{} at {}", declaration, format_loc(loc));
+  }
+  const std::string contract = contract_source(kernel);
+  if (!contract.empty() && contract != where) where += (where.empty() ? "" : ", ") + contract;
+  throw DispatchError(fmt::format("{}: dispatch refused, nothing launched: {}{}", kernel.name, why,
+                                  where.empty() ? "" : " (" + where + ")"));
 }
 
 std::string param_names(const ir::Kernel& kernel) {
@@ -22,7 +44,7 @@ std::string param_names(const ir::Kernel& kernel) {
   return out;
 }
 
-void check_arg(const ir::Kernel& kernel, std::size_t i, const Arg& arg) {
+void check_arg(const ir::Kernel& kernel, std::size_t i, const GuardArg& arg) {
   const ir::Param& p = kernel.params[i];
   const std::string what = fmt::format("argument {} '{}'", i, p.name);
   if (p.kind == ir::ParamKind::Constexpr) {
@@ -37,23 +59,23 @@ void check_arg(const ir::Kernel& kernel, std::size_t i, const Arg& arg) {
     }
     return;
   }
-  const HostTensor* const* t = std::get_if<HostTensor*>(&arg);
+  const TensorExtent* t = std::get_if<TensorExtent>(&arg);
   if (t == nullptr) {
     refuse(kernel, fmt::format("{} must be a {} tensor ({} parameter), got a scalar", what,
                                dtype_name(p.dtype), param_kind_name(p.kind)));
   }
-  if (*t == nullptr) refuse(kernel, fmt::format("{} is a null tensor", what));
-  if ((*t)->dtype != p.dtype) {
+  if (t->null) refuse(kernel, fmt::format("{} is a null tensor", what));
+  if (t->dtype != p.dtype) {
     refuse(kernel, fmt::format("{} must be a {} tensor, got a {} tensor", what, dtype_name(p.dtype),
-                               dtype_name((*t)->dtype)));
+                               dtype_name(t->dtype)));
   }
-  if ((*t)->bytes.size() % dtype_size(p.dtype) != 0) {
+  if (t->bytes % dtype_size(p.dtype) != 0) {
     refuse(kernel, fmt::format("{} holds {} bytes, not a whole number of {} elements", what,
-                               (*t)->bytes.size(), dtype_name(p.dtype)));
+                               t->bytes, dtype_name(p.dtype)));
   }
 }
 
-void check_args(const ir::Kernel& kernel, const std::vector<Arg>& args) {
+void check_args(const ir::Kernel& kernel, const std::vector<GuardArg>& args) {
   if (args.size() != kernel.params.size()) {
     refuse(kernel, fmt::format("the kernel takes {} arguments ({}), got {}", kernel.params.size(),
                                param_names(kernel), args.size()));
@@ -96,12 +118,25 @@ void check_threads(const ir::Kernel& kernel, const Grid& grid, const DeviceLimit
   }
 }
 
+/// The rule-from-the-contract note: where the kernel declares its contract, when known.
+std::string contract_note(const ir::Kernel& kernel) {
+  if (!kernel.dispatch.loc.known()) return fmt::format(" ({})", kContract);
+  return fmt::format(" ({} at {})", kContract, format_loc(kernel.dispatch.loc));
+}
+
+/// Refuses a size-rule failure: the contract note already says where the rule is.
+[[noreturn]] void refuse_rule(const ir::Kernel& kernel, const std::string& why) {
+  throw DispatchError(fmt::format("{}: dispatch refused, nothing launched: {}{}", kernel.name, why,
+                                  contract_note(kernel)));
+}
+
 struct Bound {
   std::int64_t value = 0;
   std::string text;  // how the value came about, for the message
 };
 
-Bound rule_bound(const ir::Kernel& kernel, const std::vector<Arg>& args, const ir::SizeRule& r) {
+Bound rule_bound(const ir::Kernel& kernel, const std::vector<GuardArg>& args,
+                 const ir::SizeRule& r) {
   if (r.constexpr_name.empty()) return {r.value, std::to_string(r.value)};
   const int index = kernel.find_param(r.constexpr_name);
   if (index < 0 || kernel.params[index].kind != ir::ParamKind::Constexpr) {
@@ -123,13 +158,12 @@ Bound rule_bound(const ir::Kernel& kernel, const std::vector<Arg>& args, const i
   return {v, fmt::format("{} (constexpr {} = {}, / {})", v, r.constexpr_name, s.i, r.divisor)};
 }
 
-void check_rule(const ir::Kernel& kernel, const std::vector<Arg>& args, std::uint64_t threads,
+void check_rule(const ir::Kernel& kernel, const std::vector<GuardArg>& args, std::uint64_t threads,
                 const ir::SizeRule& rule) {
   using K = ir::SizeRule::Kind;
   if (rule.kind == K::PowerOfTwo) {
     if (!std::has_single_bit(threads)) {
-      refuse(kernel,
-             fmt::format("threads per group ({}) must be a power of two{}", threads, kContract));
+      refuse_rule(kernel, fmt::format("threads per group ({}) must be a power of two", threads));
     }
     return;
   }
@@ -158,8 +192,173 @@ void check_rule(const ir::Kernel& kernel, const std::vector<Arg>& args, std::uin
       break;
   }
   if (!ok) {
+    refuse_rule(kernel, fmt::format("threads per group ({}) must be {} {}", n, relation, b.text));
+  }
+}
+
+/// Values of the leaves of contract expressions for one launch.
+class Values {
+ public:
+  Values(const ir::Kernel& kernel, const std::vector<GuardArg>& args, const Grid& grid)
+      : kernel_(kernel), args_(args), grid_(grid) {}
+
+  std::optional<std::int64_t> operator()(const ir::SizeExpr& leaf) const {
+    switch (leaf.kind) {
+      case ir::SizeExpr::Kind::Groups: {
+        const std::uint32_t counts[3] = {grid_.groups.x, grid_.groups.y, grid_.groups.z};
+        if (leaf.axis > 2) return std::nullopt;
+        return counts[leaf.axis];
+      }
+      case ir::SizeExpr::Kind::ThreadsPerGroup:
+        return static_cast<std::int64_t>(threads_per_group(grid_.group_size));
+      case ir::SizeExpr::Kind::Constexpr: {
+        const int index = kernel_.find_param(leaf.name);
+        if (index < 0) return std::nullopt;
+        const Scalar* s = std::get_if<Scalar>(&args_[static_cast<std::size_t>(index)]);
+        if (s == nullptr || !is_integer(s->dtype)) return std::nullopt;
+        return s->i;
+      }
+      default:
+        return leaf.value;
+    }
+  }
+
+  /// The expression's value; refuses naming `what` and the declaration when it has none.
+  std::int64_t evaluate(const ir::SizeExpr& e, std::string_view what, std::string_view declaration,
+                        const ir::SourceLoc& loc) const {
+    const ir::SizeValue v = ir::evaluate_size_expr(e, *this);
+    if (!v.ok()) {
+      refuse(kernel_, fmt::format("{} cannot be evaluated: {}", what, v.error), declaration, loc);
+    }
+    return v.value;
+  }
+
+  /// "EXPR = VALUES = VALUE", leaving out the parts that repeat (`n = 1000`, `8`).
+  std::string explain(const ir::SizeExpr& e, std::int64_t value) const {
+    const std::string text = ir::print_size_expr(e);
+    const std::string values = ir::print_size_expr(e, [&](const ir::SizeExpr& leaf) {
+      const auto v = (*this)(leaf);
+      return v ? std::to_string(*v) : "?";
+    });
+    const std::string result = std::to_string(value);
+    std::string out = text;
+    if (values != text) out += " = " + values;
+    if (result != values) out += " = " + result;
+    return out;
+  }
+
+ private:
+  const ir::Kernel& kernel_;
+  const std::vector<GuardArg>& args_;
+  const Grid& grid_;
+};
+
+bool holds(ir::GridRule::Relation r, std::int64_t count, std::int64_t bound) {
+  switch (r) {
+    case ir::GridRule::Relation::Equal:
+      return count == bound;
+    case ir::GridRule::Relation::AtMost:
+      return count <= bound;
+    default:
+      return count >= bound;
+  }
+}
+
+void check_grid_rule(const ir::Kernel& kernel, const Values& values, const Grid& grid,
+                     const ir::GridRule& rule) {
+  constexpr std::string_view kDecl = "grid(...)";
+  const char axis = "xyz"[rule.axis % 3];
+  const std::uint32_t counts[3] = {grid.groups.x, grid.groups.y, grid.groups.z};
+  const std::int64_t count = counts[rule.axis % 3];
+  const std::int64_t bound =
+      values.evaluate(rule.bound, fmt::format("the bound of groups.{}", axis), kDecl, rule.loc);
+  if (holds(rule.relation, count, bound)) return;
+  const std::string_view relation = rule.relation == ir::GridRule::Relation::Equal    ? ""
+                                    : rule.relation == ir::GridRule::Relation::AtMost ? "at most "
+                                                                                      : "at least ";
+  std::string why = fmt::format("groups.{} ({}) must be {}{}", axis, count, relation,
+                                values.explain(rule.bound, bound));
+  // A count of at least one group's threads that divided by them would pass was given in threads.
+  const auto tpg = static_cast<std::int64_t>(threads_per_group(grid.group_size));
+  if (tpg > 1 && count >= tpg && rule.relation != ir::GridRule::Relation::AtLeast &&
+      holds(rule.relation, (count + tpg - 1) / tpg, bound)) {
+    why += fmt::format(": a grid counted in threads, not in groups of {}?", tpg);
+  }
+  refuse(kernel, why, kDecl, rule.loc);
+}
+
+/// Elements of a tensor argument (already checked to be whole elements).
+std::uint64_t element_count(const ir::Param& p, const GuardArg& arg) {
+  return std::get<TensorExtent>(arg).bytes / dtype_size(p.dtype);
+}
+
+void check_layout(const ir::Kernel& kernel, const Values& values, const ir::TensorLayout& layout,
+                  const std::vector<GuardArg>& args) {
+  const std::string_view decl = layout.exact ? "layout(...)" : "layout_at_least(...)";
+  const int index = kernel.find_param(layout.param);
+  if (index < 0 || kernel.params[index].kind == ir::ParamKind::Constexpr) {
+    refuse(
+        kernel,
+        fmt::format("the contract declares a layout of '{}', not a tensor parameter", layout.param),
+        decl, layout.loc);
+  }
+  const ir::Param& p = kernel.params[index];
+  const std::string dims = ir::print_size_dims(layout.dims);
+  const ir::SizeExpr product = ir::product_of(layout.dims);
+  const std::int64_t need =
+      values.evaluate(product, fmt::format("the layout {} of {}", dims, p.name), decl, layout.loc);
+  if (need < 0) {
     refuse(kernel,
-           fmt::format("threads per group ({}) must be {} {}{}", n, relation, b.text, kContract));
+           fmt::format("the layout {} of {} needs {}, a negative element count", dims, p.name,
+                       values.explain(product, need)),
+           decl, layout.loc);
+  }
+  const std::uint64_t count = element_count(p, args[index]);
+  const auto needed = static_cast<std::uint64_t>(need);
+  const bool ok = layout.exact ? count == needed : count >= needed;
+  if (!ok) {
+    refuse(kernel,
+           fmt::format("{} holds {} elements; the layout {} needs {}{}", p.name, count, dims,
+                       layout.exact ? "" : "at least ", values.explain(product, need)),
+           decl, layout.loc);
+  }
+  const std::uint64_t limit = needed > 127 ? index_limit(kernel, index) : needed;
+  if (needed > limit) {
+    refuse(kernel,
+           fmt::format("the layout {} of {} needs {} elements, more than its indices can "
+                       "address (at most {} elements)",
+                       dims, p.name, needed, limit),
+           decl, layout.loc);
+  }
+}
+
+/// A tensor without a declared layout: its own element count must fit its index type.
+void check_undeclared(const ir::Kernel& kernel, std::size_t index, const GuardArg& arg) {
+  const ir::Param& p = kernel.params[index];
+  const std::uint64_t count = element_count(p, arg);
+  if (count <= 127) return;
+  const std::uint64_t limit = index_limit(kernel, static_cast<int>(index));
+  if (count > limit) {
+    refuse(kernel, fmt::format("{} holds {} elements, more than its indices can address (at most "
+                               "{} elements)",
+                               p.name, count, limit));
+  }
+}
+
+std::uint64_t largest_index(DType t) {
+  switch (t) {
+    case DType::U32:
+      return std::numeric_limits<std::uint32_t>::max();
+    case DType::I32:
+      return std::numeric_limits<std::int32_t>::max();
+    case DType::U16:
+      return std::numeric_limits<std::uint16_t>::max();
+    case DType::U8:
+      return std::numeric_limits<std::uint8_t>::max();
+    case DType::I8:
+      return std::numeric_limits<std::int8_t>::max();
+    default:
+      return std::numeric_limits<std::uint64_t>::max();
   }
 }
 
@@ -173,7 +372,20 @@ std::uint64_t shared_bytes(const ir::Kernel& kernel) {
   return total;
 }
 
-void check_dispatch(const ir::Kernel& kernel, const std::vector<Arg>& args, const Grid& grid,
+std::uint64_t index_limit(const ir::Kernel& kernel, int param) {
+  std::vector<DType> types(kernel.num_values, DType::U32);
+  std::uint64_t limit = std::numeric_limits<std::uint64_t>::max();
+  ir::walk(kernel.body, [&](const ir::Op& op) {
+    if (op.result != ir::kNoValue && op.result < types.size()) types[op.result] = op.type;
+    const bool access = op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store ||
+                        ir::op_class(op.kind) == ir::OpClass::Atomic;
+    if (!access || op.param != param || op.args.empty() || op.args[0] >= types.size()) return;
+    limit = std::min(limit, largest_index(types[op.args[0]]));
+  });
+  return limit;
+}
+
+void check_dispatch(const ir::Kernel& kernel, const std::vector<GuardArg>& args, const Grid& grid,
                     const DeviceLimits& limits) {
   check_args(kernel, args);
   check_groups(kernel, grid, limits);
@@ -184,9 +396,9 @@ void check_dispatch(const ir::Kernel& kernel, const std::vector<Arg>& args, cons
   }
   const Dim3& d = grid.group_size;
   if (kernel.dispatch.mode == ir::DispatchMode::Reduction && (d.y != 1 || d.z != 1)) {
-    refuse(kernel, fmt::format("a reduction kernel needs one-dimensional groups, got group size "
-                               "{}x{}x{} (y and z must be 1){}",
-                               d.x, d.y, d.z, kContract));
+    refuse_rule(kernel, fmt::format("a reduction kernel needs one-dimensional groups, got group "
+                                    "size {}x{}x{} (y and z must be 1)",
+                                    d.x, d.y, d.z));
   }
   const std::uint64_t bytes = shared_bytes(kernel);
   if (bytes > limits.max_shared_bytes) {
@@ -194,6 +406,35 @@ void check_dispatch(const ir::Kernel& kernel, const std::vector<Arg>& args, cons
                                "limit of {} bytes",
                                bytes, kernel.shared.size(), limits.max_shared_bytes));
   }
+  const Values values(kernel, args, grid);
+  for (const ir::GridRule& rule : kernel.dispatch.grid_rules) {
+    check_grid_rule(kernel, values, grid, rule);
+  }
+  for (std::size_t i = 0; i < kernel.params.size(); ++i) {
+    if (kernel.params[i].kind == ir::ParamKind::Constexpr) continue;
+    const ir::TensorLayout* layout = kernel.dispatch.layout_of(kernel.params[i].name);
+    if (layout != nullptr) {
+      check_layout(kernel, values, *layout, args);
+    } else {
+      check_undeclared(kernel, i, args[i]);
+    }
+  }
+}
+
+void check_dispatch(const ir::Kernel& kernel, const std::vector<Arg>& args, const Grid& grid,
+                    const DeviceLimits& limits) {
+  std::vector<GuardArg> extents;
+  extents.reserve(args.size());
+  for (const Arg& a : args) {
+    if (const Scalar* s = std::get_if<Scalar>(&a)) {
+      extents.emplace_back(*s);
+    } else if (HostTensor* t = std::get<HostTensor*>(a); t == nullptr) {
+      extents.emplace_back(TensorExtent{DType::F32, 0, true});
+    } else {
+      extents.emplace_back(TensorExtent{t->dtype, t->bytes.size(), false});
+    }
+  }
+  check_dispatch(kernel, extents, grid, limits);
 }
 
 }  // namespace iron::runtime

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,7 +12,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <system_error>
@@ -86,15 +86,57 @@ std::variant<std::vector<std::byte>, std::string> parse_entry(std::vector<std::b
   return file;
 }
 
-std::optional<std::vector<std::byte>> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return std::nullopt;
-  const std::streamoff size = in.tellg();
-  if (size < 0) return std::nullopt;
-  std::vector<std::byte> bytes(static_cast<std::size_t>(size));
-  in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(bytes.data()), size)) return std::nullopt;
-  return bytes;
+/// Why a file of this type and size is no entry, or "" when it may be one.
+std::string entry_file_problem(const fs::file_status& status, std::uintmax_t size) {
+  if (fs::is_directory(status)) return "not a regular file (a directory)";
+  if (!fs::is_regular_file(status)) return "not a regular file";
+  if (size > kMaxEntryBytes) {
+    return fmt::format("{} bytes, larger than the {} an entry may have", size, kMaxEntryBytes);
+  }
+  return "";
+}
+
+/// A file's bytes, or why they were not read; `keep` when the path is no regular file, which
+/// the cache must leave in place (a folder or device there is the user's, not a damaged entry).
+struct FileRead {
+  std::vector<std::byte> bytes;
+  std::string why;
+  bool keep = false;
+};
+
+/// Reads the whole file through one descriptor, checked to be a regular file of at most
+/// kMaxEntryBytes (what the path names may change between a check by name and the read).
+FileRead read_file(const fs::path& path) {
+  FileRead out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    out.why = fmt::format("could not be opened: {}", std::strerror(errno));
+    return out;
+  }
+  struct ::stat st {};
+  if (::fstat(fd, &st) != 0) {
+    out.why = fmt::format("could not be examined: {}", std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    std::error_code error;
+    out.why = entry_file_problem(fs::status(path, error), 0);
+    out.keep = true;
+  } else if (static_cast<std::uintmax_t>(st.st_size) > kMaxEntryBytes) {
+    out.why = entry_file_problem(fs::file_status(fs::file_type::regular),
+                                 static_cast<std::uintmax_t>(st.st_size));
+  } else {
+    out.bytes.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t done = 0;
+    while (done < out.bytes.size()) {
+      const ssize_t got = ::read(fd, out.bytes.data() + done, out.bytes.size() - done);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) out.why = fmt::format("could not be read: {}", std::strerror(errno));
+      if (got <= 0) break;
+      done += static_cast<std::size_t>(got);
+    }
+    out.bytes.resize(done);  // a file shrunk meanwhile fails parse_entry's size check
+  }
+  ::close(fd);
+  return out;
 }
 
 /// Writes the parts to a new file at `path` and closes it; "" on success, else the system's error.
@@ -199,22 +241,33 @@ BlobStore::Loaded BlobStore::load(std::string_view key) const {
   const fs::path path = entry_path(key);
   Loaded loaded;
   std::error_code error;
-  if (!fs::exists(path, error)) return loaded;
-  std::optional<std::vector<std::byte>> file = read_file(path);
-  if (!file) {
-    // Gone between the check and the read (another process cleared it), or unreadable.
-    if (!fs::exists(path, error)) return loaded;
-    loaded.why = "could not be read";
+  const fs::file_status status = fs::status(path, error);
+  if (!fs::exists(status)) return loaded;
+  FileRead file;
+  if (!fs::is_regular_file(status)) {
+    file.why = entry_file_problem(status, 0);
+    file.keep = true;
   } else {
-    auto parsed = parse_entry(std::move(*file));
+    file = read_file(path);
+  }
+  if (file.why.empty()) {
+    auto parsed = parse_entry(std::move(file.bytes));
     if (auto* blob = std::get_if<std::vector<std::byte>>(&parsed)) {
       loaded.outcome = Loaded::Outcome::Hit;
       loaded.blob = std::move(*blob);
       return loaded;
     }
     loaded.why = std::get<std::string>(parsed);
+  } else if (!fs::exists(path, error)) {
+    return loaded;  // gone between the check and the read (another process cleared it)
+  } else {
+    loaded.why = file.why;
   }
   loaded.outcome = Loaded::Outcome::Rejected;
+  if (file.keep) {
+    loaded.why += "; left in place";
+    return loaded;
+  }
   if (fs::remove(path, error); error) {
     loaded.why += fmt::format(" (and it could not be removed: {})", error.message());
   }
@@ -253,7 +306,8 @@ BlobStore::Summary BlobStore::summary() const {
   std::error_code error;
   for (fs::directory_iterator it(dir_, error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (!is_entry_name(name, extension_)) continue;
+    std::error_code type_error;
+    if (!is_entry_name(name, extension_) || !it->is_regular_file(type_error)) continue;
     std::error_code size_error;
     const std::uintmax_t size = it->file_size(size_error);
     if (size_error) continue;  // removed meanwhile
@@ -269,7 +323,11 @@ BlobStore::Summary BlobStore::clear() const {
   std::vector<fs::path> doomed;
   for (fs::directory_iterator it(dir_, error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (is_entry_name(name, extension_) || is_temp_name(name)) doomed.push_back(it->path());
+    std::error_code type_error;
+    if ((is_entry_name(name, extension_) || is_temp_name(name)) &&
+        it->is_regular_file(type_error)) {
+      doomed.push_back(it->path());
+    }
   }
   for (const fs::path& path : doomed) {
     std::error_code size_error;

@@ -3,9 +3,8 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "iron/core/error.hpp"
+#include "iron/dsl/registration.hpp"
 #include "iron/dsl/tracer.hpp"
 
 namespace iron::testing {
@@ -18,24 +17,24 @@ std::vector<BenchCase>& registry() {
 
 }  // namespace
 
-const std::vector<BenchCase>& registered_benches() { return registry(); }
+const std::vector<BenchCase>& registered_benches() {
+  dsl::check_registrations();
+  return registry();
+}
 
 BenchRegistrar::BenchRegistrar(const char* kernel, const char* name, std::vector<DType> dtypes,
                                BenchSetup (*make)(DType), SourceLocation where) {
   BenchCase bench{kernel, fmt::format("{}.{}", kernel, name), std::move(dtypes), make,
                   dsl::detail::to_loc(where)};
+  // A throw here would abort the program before main: record the problem instead.
   if (bench.dtypes.empty()) {
-    throw Error(fmt::format("{}: bench {} lists no dtypes", format_loc(bench.loc), bench.name));
+    dsl::detail::record_registration_problem(
+        fmt::format("{}: bench {} lists no dtypes", format_loc(bench.loc), bench.name));
+    return;
   }
-  auto& benches = registry();
-  const auto at = std::lower_bound(
-      benches.begin(), benches.end(), bench.name,
-      [](const BenchCase& b, const std::string& bench_name) { return b.name < bench_name; });
-  if (at != benches.end() && at->name == bench.name) {
-    throw Error(fmt::format("{}: bench {} is registered twice (first at {})", format_loc(bench.loc),
-                            bench.name, format_loc(at->loc)));
+  if (auto problem = dsl::detail::insert_unique(registry(), std::move(bench), "bench")) {
+    dsl::detail::record_registration_problem(std::move(*problem));
   }
-  benches.insert(at, std::move(bench));
 }
 
 }  // namespace iron::testing

@@ -11,6 +11,7 @@
 #include "iron/core/error.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/testing/data.hpp"
+#include "iron/testing/peer_ops.hpp"
 #include "iron/testing/runner.hpp"
 
 namespace iron::testing {
@@ -325,9 +326,9 @@ std::string check_bench_setup(const BenchCase& bench, DType dtype) {
       return "the bench gives neither bytes_moved nor flops";
     }
     if (setup.peer_op().empty()) return "the bench names no peer case (peer(op, dims))";
-    std::vector<runtime::HostTensor> placeholders;
-    placeholders.reserve(setup.kernel().params.size());
-    std::vector<runtime::Arg> args;
+    if (std::string why = unknown_peer_op(setup.peer_op()); !why.empty()) return why;
+    // Tensors as the guard sees them: their dtype and the element count the bench allocates.
+    std::vector<runtime::GuardArg> args;
     for (const ir::Param& p : setup.kernel().params) {
       if (p.kind == ir::ParamKind::Constexpr) {
         const auto found = setup.constants().find(p.name);
@@ -336,13 +337,17 @@ std::string check_bench_setup(const BenchCase& bench, DType dtype) {
         args.emplace_back(found->second);
         continue;
       }
-      const bool given = p.kind == ir::ParamKind::Input ? setup.inputs().contains(p.name)
-                                                        : setup.outputs().contains(p.name);
-      if (!given) return fmt::format("buffer '{}' is not given", p.name);
-      runtime::HostTensor& h = placeholders.emplace_back();
-      h.dtype = p.dtype;
-      h.bytes.resize(dtype_size(p.dtype));
-      args.emplace_back(&h);
+      std::size_t count = 0;
+      if (p.kind == ir::ParamKind::Input) {
+        const auto found = setup.inputs().find(p.name);
+        if (found == setup.inputs().end()) return fmt::format("buffer '{}' is not given", p.name);
+        count = found->second.count;
+      } else {
+        const auto found = setup.outputs().find(p.name);
+        if (found == setup.outputs().end()) return fmt::format("buffer '{}' is not given", p.name);
+        count = found->second;
+      }
+      args.emplace_back(runtime::TensorExtent{p.dtype, count * dtype_size(p.dtype)});
     }
     runtime::check_dispatch(setup.kernel(), args, setup.launch_grid());
   } catch (const std::exception& e) {

@@ -14,6 +14,8 @@ std::string_view kind_phrase(ir::ParamKind kind) {
       return "input tensor";
     case ir::ParamKind::Output:
       return "output tensor";
+    case ir::ParamKind::InOut:
+      return "in-out tensor";
     case ir::ParamKind::Constexpr:
       return "constexpr";
   }
@@ -24,6 +26,7 @@ std::string_view kind_phrase(ir::ParamKind kind) {
 std::string signature_of(const ir::Param& p) {
   const std::string_view wrapper = p.kind == ir::ParamKind::Input    ? "Tensor"
                                    : p.kind == ir::ParamKind::Output ? "Out"
+                                   : p.kind == ir::ParamKind::InOut  ? "InOut"
                                                                      : "Constexpr";
   return fmt::format("{}<{}> {}", wrapper, dtype_name(p.dtype), p.name);
 }
@@ -32,7 +35,10 @@ std::string signature_of(const ir::Param& p) {
 
 const ir::Param& find_param(const ir::Kernel& kernel, const std::string& name, ir::ParamKind kind) {
   const int index = kernel.find_param(name);
-  if (index >= 0 && kernel.params[static_cast<std::size_t>(index)].kind == kind) {
+  const auto fits = [&](ir::ParamKind have) {
+    return have == kind || (kind == ir::ParamKind::Output && ir::is_output(have));
+  };
+  if (index >= 0 && fits(kernel.params[static_cast<std::size_t>(index)].kind)) {
     return kernel.params[static_cast<std::size_t>(index)];
   }
   std::string listed;

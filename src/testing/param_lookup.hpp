@@ -12,7 +12,8 @@
 
 namespace iron::testing {
 
-/// The parameter `name` of `kernel` if it has that kind; Error listing the signature otherwise.
+/// The parameter `name` of `kernel` if it has that kind (Output also finds an InOut tensor);
+/// Error listing the signature otherwise.
 const ir::Param& find_param(const ir::Kernel& kernel, const std::string& name, ir::ParamKind kind);
 
 /// `value` as the constexpr parameter's dtype (floats rounded; integers must fit exactly).

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "iron/core/error.hpp"
+#include "iron/dsl/registration.hpp"
 #include "iron/dsl/tracer.hpp"
 
 namespace iron::testing {
@@ -18,33 +19,33 @@ std::vector<TestCase>& registry() {
 
 }  // namespace
 
-const std::vector<TestCase>& registered_tests() { return registry(); }
+const std::vector<TestCase>& registered_tests() {
+  dsl::check_registrations();
+  return registry();
+}
 
 TestRegistrar::TestRegistrar(const char* kernel, const char* name,
                              std::vector<DTypeTolerance> dtypes, TestSetup (*make)(DType, Rng&),
                              SourceLocation where) {
   TestCase test{kernel, fmt::format("{}.{}", kernel, name), std::move(dtypes), make,
                 dsl::detail::to_loc(where)};
+  // A throw here would abort the program before main: record the problem instead.
   if (test.dtypes.empty()) {
-    throw Error(
+    dsl::detail::record_registration_problem(
         fmt::format("{}: test {} lists no dtypes to run with", format_loc(test.loc), test.name));
+    return;
   }
   for (auto d = test.dtypes.begin(); d != test.dtypes.end(); ++d) {
     if (std::any_of(test.dtypes.begin(), d,
                     [&](const DTypeTolerance& e) { return e.dtype == d->dtype; })) {
-      throw Error(fmt::format("{}: test {} lists {} twice", format_loc(test.loc), test.name,
-                              dtype_name(d->dtype)));
+      dsl::detail::record_registration_problem(fmt::format(
+          "{}: test {} lists {} twice", format_loc(test.loc), test.name, dtype_name(d->dtype)));
+      return;
     }
   }
-  auto& tests = registry();
-  const auto at = std::lower_bound(
-      tests.begin(), tests.end(), test.name,
-      [](const TestCase& t, const std::string& test_name) { return t.name < test_name; });
-  if (at != tests.end() && at->name == test.name) {
-    throw Error(fmt::format("{}: test {} is registered twice (first at {})", format_loc(test.loc),
-                            test.name, format_loc(at->loc)));
+  if (auto problem = dsl::detail::insert_unique(registry(), std::move(test), "test")) {
+    dsl::detail::record_registration_problem(std::move(*problem));
   }
-  tests.insert(at, std::move(test));
 }
 
 }  // namespace iron::testing

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "iron/core/error.hpp"
@@ -40,13 +41,25 @@ bool within(double got, double want, double allowed) {
   return std::fabs(got - want) <= allowed;
 }
 
-/// The tolerance for `dtype`: the setup's override, else the registered one.
-Tolerance tolerance_for(const TestCase& test, DType dtype, const TestSetup& setup) {
+}  // namespace
+
+Tolerance output_tolerance(const TestCase& test, DType dtype, const TestSetup& setup,
+                           const std::string& output) {
+  const auto own = setup.output_tolerances().find(output);
+  if (own != setup.output_tolerances().end()) return own->second;
   if (setup.has_tolerance()) return setup.tolerance_override();
   const auto entry = std::find_if(test.dtypes.begin(), test.dtypes.end(),
                                   [&](const DTypeTolerance& d) { return d.dtype == dtype; });
+  if (!entry->stated) {
+    throw Error(fmt::format(
+        "test {} ({}) states no tolerance: call .tolerance(...) with the kernel's error bound "
+        "for this shape (iron/testing/tolerance.hpp; tolerance::exact() for exact kernels)",
+        test.name, dtype_name(dtype)));
+  }
   return entry->tolerance;
 }
+
+namespace {
 
 template <class Map>
 const typename Map::mapped_type* lookup(const Map& map, const std::string& name) {
@@ -72,7 +85,7 @@ std::vector<std::string> build_args(const TestSetup& setup,
         problems.push_back(fmt::format("input '{}' has no values", p.name));
       }
       args.emplace_back(&tensors[i]);
-    } else if (p.kind == ir::ParamKind::Output) {
+    } else if (ir::is_output(p.kind)) {
       const auto* count = lookup(setup.outputs(), p.name);
       const auto* want = lookup(setup.expected(), p.name);
       if (count == nullptr) {
@@ -87,6 +100,12 @@ std::vector<std::string> build_args(const TestSetup& setup,
                                        *count, want->size()));
       }
       const auto* initial = lookup(setup.initial_values(), p.name);
+      if (p.kind == ir::ParamKind::InOut && initial == nullptr) {
+        problems.push_back(fmt::format(
+            "in-out tensor '{}' has no initial values: call initial() (its contents at entry are "
+            "part of the test)",
+            p.name));
+      }
       if (count != nullptr && initial != nullptr && initial->count() != *count) {
         problems.push_back(fmt::format("output '{}' has {} elements but {} initial values", p.name,
                                        *count, initial->count()));
@@ -107,6 +126,15 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "" : std::string(sep)) + item;
   return out;
+}
+
+/// What the backend knows of the store that wrote element `index` of tensor `param`.
+std::string writer_note(const runtime::Backend& backend, std::size_t param, const std::string& name,
+                        std::size_t index) {
+  const std::optional<std::string> where = backend.element_writer(param, index);
+  if (!where) return "";
+  if (where->empty()) return fmt::format("no thread wrote {}[{}]", name, index);
+  return fmt::format("{}[{}] was last written by the store at {}", name, index, *where);
 }
 
 /// Runs the case into `result`: message "" when it passed, else what went wrong.
@@ -138,14 +166,16 @@ std::string run_case(const TestCase& test, DType dtype, runtime::Backend& backen
 
   backend.run(launch);
 
-  const Tolerance tol = tolerance_for(test, dtype, setup);
-  result.tolerance = tol;
   std::vector<std::string> mismatches;
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
     const ir::Param& p = kernel.params[i];
-    if (p.kind != ir::ParamKind::Output) continue;
+    if (!ir::is_output(p.kind)) continue;
     std::vector<float> got = unpack(tensors[i]);
-    auto m = compare_outputs(p.name, got, setup.expected().at(p.name), tol);
+    const Tolerance tol = output_tolerance(test, dtype, setup, p.name);
+    result.tolerance.atol = std::max(result.tolerance.atol, tol.atol);
+    result.tolerance.rtol = std::max(result.tolerance.rtol, tol.rtol);
+    auto m = compare_outputs(p.name, got, setup.expected().at(p.name), tol,
+                             [&](std::size_t e) { return writer_note(backend, i, p.name, e); });
     if (keep_outputs) result.outputs.emplace_back(p.name, std::move(got));
     if (!m.empty()) mismatches.push_back(std::move(m));
   }
@@ -179,17 +209,20 @@ TestResult run_test(const TestCase& test, DType dtype, runtime::Backend& backend
 }
 
 std::string compare_outputs(const std::string& output, const std::vector<float>& got,
-                            const std::vector<float>& want, Tolerance tol) {
+                            const std::vector<float>& want, Tolerance tol,
+                            const std::function<std::string(std::size_t)>& explain) {
   if (got.size() != want.size()) {
     return fmt::format("output '{}': sizes differ: got {}, want {}", output, got.size(),
                        want.size());
   }
   std::size_t mismatched = 0;
+  std::size_t first = 0;
   bool got_nan = false;
   std::string shown;
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double allowed = tol.atol + tol.rtol * std::fabs(static_cast<double>(want[i]));
     if (within(got[i], want[i], allowed)) continue;
+    if (mismatched == 0) first = i;
     got_nan = got_nan || std::isnan(got[i]);
     if (++mismatched > kMismatchesShown) continue;
     const bool nan = std::isnan(got[i]) || std::isnan(want[i]);
@@ -197,9 +230,10 @@ std::string compare_outputs(const std::string& output, const std::vector<float>&
                          want[i], allowed, nan ? " (NaN never passes)" : "");
   }
   if (mismatched == 0) return "";
-  const std::string more = mismatched > kMismatchesShown
-                               ? fmt::format("\n  (and {} more)", mismatched - kMismatchesShown)
-                               : "";
+  std::string more = mismatched > kMismatchesShown
+                         ? fmt::format("\n  (and {} more)", mismatched - kMismatchesShown)
+                         : "";
+  if (const std::string why = explain ? explain(first) : ""; !why.empty()) more += "\n  " + why;
   const std::string note =
       got_nan ? "\n  outputs are filled with NaN before the run: a NaN may be an element the "
                 "kernel never wrote"

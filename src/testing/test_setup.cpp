@@ -37,6 +37,13 @@ TestSetup& TestSetup::output(const std::string& name, std::size_t count) {
 
 TestSetup& TestSetup::initial(const std::string& name, const std::vector<float>& values) {
   const ir::Param& p = param(name, ir::ParamKind::Output);
+  if (p.kind == ir::ParamKind::Output) {
+    throw Error(
+        fmt::format("kernel {}: initial(\"{}\"): '{}' is an Out<{}>, whose contents are "
+                    "undefined at kernel entry; declare it InOut<{}> if the kernel reads "
+                    "or keeps what it holds",
+                    kernel_.name, name, name, dtype_name(p.dtype), dtype_name(p.dtype)));
+  }
   set_once(initial_, kernel_.name, name, pack(values, p.dtype), "initial values of output");
   return *this;
 }
@@ -57,6 +64,12 @@ TestSetup& TestSetup::expect(const std::string& name, const std::vector<float>& 
 TestSetup& TestSetup::tolerance(Tolerance tol) {
   tolerance_ = tol;
   has_tolerance_ = true;
+  return *this;
+}
+
+TestSetup& TestSetup::tolerance(const std::string& name, Tolerance tol) {
+  param(name, ir::ParamKind::Output);
+  set_once(output_tolerances_, kernel_.name, name, tol, "tolerance of output");
   return *this;
 }
 

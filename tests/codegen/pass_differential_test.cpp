@@ -95,9 +95,11 @@ Args args_of(const testing::TestSetup& setup) {
     runtime::HostTensor tensor{p.dtype, {}};
     runtime::Scalar scalar{p.dtype};
     if (p.kind == ir::ParamKind::Input) tensor = setup.inputs().at(p.name);
-    if (p.kind == ir::ParamKind::Output) {
+    if (ir::is_output(p.kind)) {
       tensor.bytes.assign(setup.outputs().at(p.name) * dtype_size(p.dtype), std::byte{0xAB});
     }
+    const auto initial = setup.initial_values().find(p.name);
+    if (initial != setup.initial_values().end()) tensor = initial->second;
     if (p.kind == ir::ParamKind::Constexpr) scalar = setup.constants().at(p.name);
     args.tensors.push_back(std::move(tensor));
     args.scalars.push_back(scalar);

@@ -1,4 +1,4 @@
-// expect-error: this literal cannot stand for a value of this element type
+// expect-error: literal_cannot_stand_for_this_element_type
 // A floating-point literal cannot silently become an integer.
 #include <iron/iron.hpp>
 using namespace iron::dsl;

@@ -1,4 +1,4 @@
-// expect-error: exp needs a float value
+// expect-error: needs_a_float_value_cast_first.*exp
 // Float math on an integer needs an explicit cast.
 #include <iron/iron.hpp>
 using namespace iron::dsl;

@@ -1,4 +1,4 @@
-// expect-error: operands have different element types
+// expect-error: operands_have_different_element_types
 // Adding an f32 value to a T (f16/bf16) value needs an explicit cast.
 #include <iron/iron.hpp>
 using namespace iron::dsl;

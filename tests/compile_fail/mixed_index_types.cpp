@@ -1,4 +1,4 @@
-// expect-error: operands have different element types
+// expect-error: operands_have_different_element_types
 // A u32 index plus an i32 value is a mix of integer types: cast one of them.
 #include <iron/iron.hpp>
 using namespace iron::dsl;

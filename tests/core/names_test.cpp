@@ -62,6 +62,9 @@ TEST(CoreNames, ContractAndParamNames) {
   EXPECT_EQ(param_kind_name(ParamKind::Input), "in");
   EXPECT_EQ(param_kind_name(ParamKind::Output), "out");
   EXPECT_EQ(param_kind_name(ParamKind::Constexpr), "constexpr");
+  EXPECT_EQ(param_kind_name(ParamKind::InOut), "inout");
+  EXPECT_TRUE(is_output(ParamKind::Output) && is_output(ParamKind::InOut));
+  EXPECT_FALSE(is_output(ParamKind::Input) || is_output(ParamKind::Constexpr));
   EXPECT_EQ(dispatch_mode_name(DispatchMode::Elementwise), "elementwise");
   EXPECT_EQ(dispatch_mode_name(DispatchMode::Reduction), "reduction");
   EXPECT_EQ(dispatch_mode_name(DispatchMode::Tiled), "tiled");
@@ -76,6 +79,8 @@ TEST(CoreNames, ContractAndParamNames) {
   ParamKind pk = ParamKind::Input;
   EXPECT_TRUE(parse_param_kind_name("constexpr", pk));
   EXPECT_EQ(pk, ParamKind::Constexpr);
+  EXPECT_TRUE(parse_param_kind_name("inout", pk));
+  EXPECT_EQ(pk, ParamKind::InOut);
   DispatchMode m = DispatchMode::Elementwise;
   EXPECT_TRUE(parse_dispatch_mode_name("tiled", m));
   EXPECT_EQ(m, DispatchMode::Tiled);

@@ -121,7 +121,7 @@ TEST(IrParseErrors, Header) {
   EXPECT_EQ(parse_error("kernel k dtype=f32 mode=tiled\n"),
             "line 1: expected '{' opening the kernel body, found end of input");
   const std::string head = "kernel k dtype=f32 mode=tiled\n";
-  EXPECT_EQ(parse_error(head + "  param inout x: f32\n"), "line 2: unknown parameter kind 'inout'");
+  EXPECT_EQ(parse_error(head + "  param input x: f32\n"), "line 2: unknown parameter kind 'input'");
   EXPECT_EQ(parse_error(head + "  param in x f32\n"),
             "line 2: expected ':' before the type, found 'f32'");
   EXPECT_EQ(parse_error(head + "  shared s: f32[-1]\n"),
@@ -141,12 +141,12 @@ TEST(IrParseErrors, Header) {
             "line 2: expected the divisor, found end of line");
   EXPECT_EQ(parse_error(head + "  rule sometimes 4\n"), "line 2: unknown rule 'sometimes'");
   EXPECT_EQ(parse_error(head + "  values 3\n  values 4\n"), "line 3: 'values' given twice");
-  EXPECT_EQ(
-      parse_error(head + "  param in x: f32\n  %0 = builtin lane : u32\n"),
-      "line 3: expected 'param', 'shared', 'shared_bytes', 'rule', 'values' or '{', found '%0'");
+  EXPECT_EQ(parse_error(head + "  param in x: f32\n  %0 = builtin lane : u32\n"),
+            "line 3: expected 'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'grid', "
+            "'layout', 'values' or '{', found '%0'");
   EXPECT_EQ(parse_error(head + "  params in x: f32\n"),
-            "line 2: expected 'param', 'shared', 'shared_bytes', 'rule', 'values' or '{', found "
-            "'params'");
+            "line 2: expected 'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'grid', "
+            "'layout', 'values' or '{', found 'params'");
 }
 
 }  // namespace

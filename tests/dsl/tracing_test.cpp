@@ -114,6 +114,65 @@ TEST(DslTracing, ProgramIdFollowsTheDeclaredMode) {
   EXPECT_FALSE(uses_builtin("tracing_scale", ir::Builtin::GroupId));
 }
 
+// `continue` in a plain C++ loop runs at trace time, outside a branch or inside one: it leaves
+// out unrolled iterations (style guide §5).
+IRON_KERNEL(tracing_continue_in_cpp_loops, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
+  auto i = program_id<0>();
+  for (u32 k = 0; k < 3; ++k) {
+    if (k == 1) continue;
+    store(out[i * 8u + k], load(inp[i]));
+  }
+  IRON_IF(i < n) {
+    for (u32 k = 3; k < 8; ++k) {
+      if (k % 2 == 0) continue;
+      store(out[i * 8u + k], load(inp[i]));
+    }
+  }
+}
+
+TEST(DslTracing, ContinueInCppLoopsLeavesOutUnrolledIterations) {
+  const ir::Kernel k = kernel_ir_for("tracing_continue_in_cpp_loops", DType::F32);
+  EXPECT_EQ(count_kind(k, ir::OpKind::Store), 5u);  // k = 0, 2 and, in the branch, 3, 5, 7
+  const ir::Op* branch = nullptr;
+  for (const ir::Op& op : k.body.ops) {
+    if (op.kind == ir::OpKind::If) branch = &op;
+  }
+  ASSERT_NE(branch, nullptr);
+  std::size_t in_branch = 0;
+  ir::walk(branch->blocks[0], [&](const ir::Op& op) { in_branch += op.kind == ir::OpKind::Store; });
+  EXPECT_EQ(in_branch, 3u);
+}
+
+// `continue` directly in a symbolic loop's body ends the traced body (what follows it is
+// unreachable in C++ too); the trace goes on after the loop.
+IRON_KERNEL_TEMPLATE(tracing_continue_in_range, (bool SKIP_SECOND),
+                     (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
+  for (auto j : range(0u, n)) {
+    store(out[j], load(inp[j]));
+    if (SKIP_SECOND) continue;
+    store(out[j + n], load(inp[j]));
+  }
+  store(out[0u], load(inp[0u]));
+}
+IRON_KERNEL_VARIANT(tracing_continue_in_range, skip, true);
+IRON_KERNEL_VARIANT(tracing_continue_in_range, keep, false);
+
+TEST(DslTracing, ContinueInASymbolicLoopEndsItsBody) {
+  for (const auto& [name, in_loop] : {std::pair{"tracing_continue_in_range_skip", 1u},
+                                      std::pair{"tracing_continue_in_range_keep", 2u}}) {
+    const ir::Kernel k = kernel_ir_for(name, DType::F32);
+    const ir::Op* loop = nullptr;
+    for (const ir::Op& op : k.body.ops) {
+      if (op.kind == ir::OpKind::For) loop = &op;
+    }
+    ASSERT_NE(loop, nullptr) << name;
+    std::size_t stores = 0;
+    ir::walk(loop->blocks[0], [&](const ir::Op& op) { stores += op.kind == ir::OpKind::Store; });
+    EXPECT_EQ(stores, in_loop) << name;
+    EXPECT_EQ(count_kind(k, ir::OpKind::Store), in_loop + 1) << name;  // and the one after
+  }
+}
+
 // The DSL's operator templates must not break ordinary operators: with compilers that check
 // constraints after substituting the return type (Clang 14), a non-SFINAE-friendly element type
 // made `std::string + std::string` a hard error in any file including iron.hpp.

@@ -29,6 +29,7 @@ class IrBuilder {
 
   int input(const std::string& name, DType t) { return param(name, ir::ParamKind::Input, t); }
   int output(const std::string& name, DType t) { return param(name, ir::ParamKind::Output, t); }
+  int inout(const std::string& name, DType t) { return param(name, ir::ParamKind::InOut, t); }
   int constexpr_param(const std::string& name, DType t) {
     return param(name, ir::ParamKind::Constexpr, t);
   }

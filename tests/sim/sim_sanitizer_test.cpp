@@ -75,6 +75,8 @@ TEST(SimSanitizer, OutOfBoundsOnSharedMemoryAndAtomics) {
   IrBuilder b("shared_oob");
   const int out = b.output("out", DType::U32);
   const int s = b.shared("smem0", DType::U32, 32);
+  b.shared_store(s, b.tid(), b.u32(0));
+  b.barrier();
   b.at(40);
   b.shared_atomic(OpKind::AtomicAdd, s, b.op(OpKind::Add, {b.tid(), b.u32(16)}), b.u32(1));
   b.store(out, b.tid(), b.u32(0));
@@ -110,7 +112,7 @@ TEST(SimSanitizer, SharedRaceReadAfterAnotherThreadsWrite) {
             "tests/sim/kernels.cpp:52");
 
   const ir::Kernel fixed = neighbour_exchange(true);
-  EXPECT_FALSE(finding(fixed, {&ho}, Grid::per_row(2, 64)));
+  EXPECT_FALSE(finding(fixed, {&ho}, Grid::per_row(1, 64)));
   EXPECT_EQ(read_tensor(ho)[63], 0);
 }
 

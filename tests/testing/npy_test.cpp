@@ -64,6 +64,116 @@ TEST(Npy, RejectsWhatItCannotRead) {
   }
 }
 
+/// A format 1.0 file with `header` as its dict and `data` after it.
+std::string npy_with_header(std::string header, const std::string& data = "") {
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  return bytes + header + data;
+}
+
+/// The message read_npy throws for a file holding `bytes` ("" when it reads).
+std::string read_error(const std::string& bytes) {
+  const auto path = scratch("hostile.npy").string();
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  try {
+    testing::read_npy(path);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << "the error names no file: " << what;
+    return what.substr(what.find(path) + path.size());
+  }
+  return "";
+}
+
+TEST(Npy, RefusesNegativeAndOverWideDimensions) {
+  EXPECT_EQ(read_error(npy_with_header(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 4), }", "0123")),
+            ": bad .npy header: negative dimension -1 in the shape");
+  EXPECT_EQ(read_error(npy_with_header(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }")),
+            ": bad .npy header: dimension 99999999999999999999 does not fit in 64 bits");
+}
+
+TEST(Npy, RefusesAShapeWhoseSizeOverflows) {
+  // 2^32 * 2^32 elements wraps to 0 in 64 bits, which an empty data part would match.
+  EXPECT_EQ(read_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, "
+                                       "'shape': (4294967296, 4294967296), }")),
+            ": shape (4294967296, 4294967296) has more bytes than fit in 64 bits");
+  EXPECT_EQ(read_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, "
+                                       "'shape': (4611686018427387904,), }")),
+            ": shape (4611686018427387904) has more bytes than fit in 64 bits");
+}
+
+TEST(Npy, RefusesMalformedHeaders) {
+  EXPECT_EQ(read_error(npy_with_header("{'descr': '<f4', 'shape': (1,), }", "0123")),
+            ": bad .npy header: no 'fortran_order'");
+  EXPECT_EQ(read_error(npy_with_header(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", "0123")),
+            ": bad .npy header: unknown key 'x' (a .npy header has descr, fortran_order, shape)");
+  EXPECT_EQ(read_error(npy_with_header(
+                "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", "0123")),
+            ": bad .npy header: 'descr' given twice");
+  EXPECT_EQ(read_error(npy_with_header(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': ((1,),), }", "0123")),
+            ": bad .npy header: expected a dimension (a non-negative integer) in the shape");
+  EXPECT_EQ(read_error(
+                npy_with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,)}", "0123")),
+            ": unsupported element type '>f4' (supported: <f4 <f2 <i4 <u4 <u2 |u1 |i1 |b1, and "
+            "|V2 as bf16)");
+  std::string dims(65 * 3, ' ');
+  for (std::size_t i = 0; i < 65; ++i) dims.replace(i * 3, 3, "1, ");
+  EXPECT_EQ(read_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                                       dims + "), }")),
+            ": bad .npy header: more than 64 dimensions in the shape");
+}
+
+TEST(Npy, RefusesLyingLengthsAndVersions) {
+  std::string bytes = npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}");
+  bytes[8] = '\xff';
+  bytes[9] = '\xff';  // a header of 65535 bytes in a file of 64
+  EXPECT_EQ(read_error(bytes), ": truncated .npy header (65535 bytes claimed, the file has 118)");
+  std::string v2 = std::string("\x93NUMPY\x02\x00\xff\xff\xff\x7f", 12) + "{}";
+  EXPECT_EQ(read_error(v2),
+            ": the .npy header claims 2147483647 bytes; a header has at most 65536");
+  EXPECT_EQ(read_error(std::string("\x93NUMPY\x01\x00\x01", 9)),
+            " is not a .npy file (no \\x93NUMPY magic)");
+  EXPECT_EQ(read_error(std::string("\x93NUMPY\x02\x00\x01\x00", 10)), ": truncated .npy header");
+  EXPECT_EQ(read_error(std::string("\x93NUMPY\x04\x00\x01\x00", 10)),
+            ": .npy format version 4.0 is not supported (1.0, 2.0, 3.0 are)");
+}
+
+TEST(Npy, RefusesADirectory) {
+  const auto dir = scratch("a-directory.npy");
+  fs::create_directories(dir);
+  try {
+    testing::read_npy(dir.string());
+    FAIL() << "a directory was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir.string() + ": not a regular file (a directory)");
+  }
+}
+
+TEST(Npy, WriteRefusesAShapeThatIsNotTheData) {
+  const auto path = scratch("w.npy").string();
+  const auto error = [&](std::vector<std::uint64_t> shape) {
+    try {
+      testing::write_npy(path, {testing::pack({1, 2, 3, 4}, DType::F32), std::move(shape)});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error({2, 2}), "");
+  EXPECT_EQ(
+      error({4294967296, 4294967296, 4}),
+      "cannot write " + path +
+          ": shape (4294967296, 4294967296, 4) has more than 2^64 elements, the data holds 4");
+  EXPECT_EQ(error({3}), "cannot write " + path + ": shape (3) has 3 elements, the data holds 4");
+}
+
 TEST(IronRun, SoftmaxOnNpyMatchesTheDefinition) {
   const std::vector<float> x = {1, 2, 3, 4, -1, 0, 1, 100};
   const auto in = scratch("x.npy").string();

@@ -52,7 +52,7 @@ TestCase scale_case(const std::function<void(TestSetup&)>& change = {}) {
   };
   return {"testing_scale",
           "testing_scale.custom",
-          {{DType::F32, {1e-6}}, {DType::F16, {1e-3}}},
+          {{DType::F32, {1e-6}, true}, {DType::F16, {1e-3}, true}},
           make,
           {}};
 }
@@ -64,7 +64,7 @@ TestCase bare_case(const std::function<void(TestSetup&)>& build) {
     build(s);
     return s;
   };
-  return {"testing_scale", "testing_scale.custom", {{DType::F32, {0.0}}}, make, {}};
+  return {"testing_scale", "testing_scale.custom", {{DType::F32, {0.0}, true}}, make, {}};
 }
 
 const TestCase& registered(const std::string& name) {
@@ -124,7 +124,7 @@ TEST(RunTest, IntegerOutputsArePoisonedWithOnes) {
         .expect("idx", {0.0f, 1.0f})
         .grid_1d(2, 32);
   };
-  const TestCase test{"testing_iota", "testing_iota.custom", {{DType::F32, {0.0}}}, make, {}};
+  const TestCase test{"testing_iota", "testing_iota.custom", {{DType::F32, {0.0}, true}}, make, {}};
   FakeBackend backend([](const runtime::Launch& launch) {
     const auto& idx = tensor_arg(launch, 0);
     EXPECT_EQ(idx.dtype, DType::U32);
@@ -133,22 +133,49 @@ TEST(RunTest, IntegerOutputsArePoisonedWithOnes) {
   EXPECT_FALSE(run_test(test, DType::F32, backend, 1).passed);
 }
 
-TEST(RunTest, AnOutputWithInitialValuesStartsWithThemNotThePoison) {
+/// A setup of testing_scale_in_place over 4 elements; `change` gives (or not) its initial values.
+TestCase in_place_case(const std::function<void(TestSetup&)>& change) {
+  auto make = [change](DType dt, Rng&) {
+    TestSetup s("testing_scale_in_place", dt);
+    s.output("x", 4)
+        .constant("alpha", 0.5)
+        .constant("n", 4)
+        .expect("x", {0.5f, 1.0f, 1.5f, 2.0f})
+        .grid_1d(4, 32);
+    change(s);
+    return s;
+  };
+  return {"testing_scale_in_place",
+          "testing_scale_in_place.custom",
+          {{DType::F32, {1e-6}, true}},
+          make,
+          {}};
+}
+
+TEST(RunTest, AnInOutTensorStartsWithItsInitialValuesNotThePoison) {
   FakeBackend backend([](const runtime::Launch& launch) {
-    EXPECT_EQ(unpack(tensor_arg(launch, 1)), (std::vector<float>{7.0f, 8.0f, 9.0f, 10.0f}));
+    EXPECT_EQ(unpack(tensor_arg(launch, 0)), (std::vector<float>{7.0f, 8.0f, 9.0f, 10.0f}));
   });
-  const auto r = run_test(scale_case([](TestSetup& s) {
-                            s.initial("out", {7, 8, 9, 10});
+  const auto r = run_test(in_place_case([](TestSetup& s) {
+                            s.initial("x", {7, 8, 9, 10});
                           }),
                           DType::F32, backend, 1);
-  EXPECT_NE(r.message.find("out[0]: got 7, want 0.5"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("x[0]: got 7, want 0.5"), std::string::npos) << r.message;
 }
 
 TEST(RunTest, InitialValuesMustMatchTheOutputSize) {
-  FakeBackend backend(scale_on_host);
+  FakeBackend backend([](const runtime::Launch&) {});
   const auto r =
-      run_test(scale_case([](TestSetup& s) { s.initial("out", {1.0f}); }), DType::F32, backend, 1);
-  EXPECT_NE(r.message.find("output 'out' has 4 elements but 1 initial values"), std::string::npos)
+      run_test(in_place_case([](TestSetup& s) { s.initial("x", {1.0f}); }), DType::F32, backend, 1);
+  EXPECT_NE(r.message.find("output 'x' has 4 elements but 1 initial values"), std::string::npos)
+      << r.message;
+}
+
+TEST(RunTest, AnInOutTensorNeedsInitialValues) {
+  FakeBackend backend([](const runtime::Launch&) {});
+  const auto r = run_test(in_place_case([](TestSetup&) {}), DType::F32, backend, 1);
+  EXPECT_NE(r.message.find("in-out tensor 'x' has no initial values: call initial()"),
+            std::string::npos)
       << r.message;
 }
 
@@ -225,7 +252,8 @@ TEST(RunTest, RefusesADTypeTheTestIsNotRegisteredFor) {
 
 TEST(RunTest, RefusesASetupOfAnotherDType) {
   auto make = [](DType, Rng& rng) { return scale_case().make(DType::F32, rng); };
-  const TestCase test{"testing_scale", "testing_scale.custom", {{DType::F16, {0.0}}}, make, {}};
+  const TestCase test{
+      "testing_scale", "testing_scale.custom", {{DType::F16, {0.0}, true}}, make, {}};
   FakeBackend backend(scale_on_host);
   const auto r = run_test(test, DType::F16, backend, 1);
   EXPECT_FALSE(r.passed);

@@ -76,14 +76,20 @@ TEST(TestSetup, InputsArePackedInTheParameterDType) {
 }
 
 TEST(TestSetup, InitialValuesArePackedInTheOutputDType) {
-  TestSetup s("testing_scale", DType::F16);
-  s.initial("out", {0.1f, 1.0f});
-  const auto& t = s.initial_values().at("out");
+  TestSetup s("testing_scale_in_place", DType::F16);
+  s.initial("x", {0.1f, 1.0f});
+  const auto& t = s.initial_values().at("x");
   EXPECT_EQ(t.dtype, DType::F16);
   EXPECT_EQ(t.bytes.size(), 4u);
-  EXPECT_NE(error_of([&] { s.initial("out", {1.0f}); }), "");
-  EXPECT_NE(error_of([&] { s.initial("inp", {1.0f}); }).find("('inp' is its input tensor)"),
+  EXPECT_NE(error_of([&] { s.initial("x", {1.0f}); }), "");  // given twice
+  TestSetup out_of_place("testing_scale", DType::F16);
+  EXPECT_NE(error_of([&] { out_of_place.initial("out", {1.0f}); })
+                .find("'out' is an Out<f16>, whose contents are undefined at kernel entry; "
+                      "declare it InOut<f16>"),
             std::string::npos);
+  EXPECT_NE(
+      error_of([&] { out_of_place.initial("inp", {1.0f}); }).find("('inp' is its input tensor)"),
+      std::string::npos);
 }
 
 TEST(TestSetup, ConstantsTakeTheParameterDType) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "iron/core/dtype.hpp"
+#include "iron/core/size_expr.hpp"
 
 namespace iron::ir {
 
@@ -20,6 +21,7 @@ struct SourceLoc {
   std::string file;
   std::uint32_t line = 0;
   bool known() const { return line != 0; }
+  bool operator==(const SourceLoc&) const = default;
 };
 
 // X(Enum, "text name", Class). Classes: leaf, unary, binary, compare, other.
@@ -164,9 +166,14 @@ struct Op {
   SourceLoc loc;
 };
 
-enum class ParamKind : std::uint8_t { Input, Output, Constexpr };
+/// Input: a tensor the kernel reads (`in`). Output: a tensor it writes, undefined at entry
+/// (`out`). Constexpr: a scalar (`constexpr`). InOut: a tensor it reads and writes, whose
+/// contents at entry are defined (`inout`: in-place updates, caches written in part).
+enum class ParamKind : std::uint8_t { Input, Output, Constexpr, InOut };
 std::string_view param_kind_name(ParamKind k);
 bool parse_param_kind_name(std::string_view name, ParamKind& out);
+/// Whether the kernel writes tensors of this kind (Output and InOut).
+constexpr bool is_output(ParamKind k) { return k == ParamKind::Output || k == ParamKind::InOut; }
 
 /// A kernel argument: a tensor read by the kernel, a tensor it writes, or a constexpr scalar.
 struct Param {
@@ -200,10 +207,41 @@ struct SizeRule {
 std::string_view size_rule_name(SizeRule::Kind k);
 bool parse_size_rule_name(std::string_view name, SizeRule::Kind& out);
 
-/// The kernel's declared dispatch contract, checked before every launch.
+/// A rule on the group count along one axis: `groups.AXIS RELATION bound`, e.g.
+/// `groups.x <= ceil_div(n, tpg)` (never more groups than the elements need) or `groups.y == 1`.
+struct GridRule {
+  enum class Relation : std::uint8_t { Equal, AtMost, AtLeast };
+  std::uint8_t axis = 0;
+  Relation relation = Relation::Equal;
+  SizeExpr bound;
+  SourceLoc loc;  ///< the grid(...) declaration
+  bool operator==(const GridRule&) const = default;
+};
+/// `==`, `<=`, `>=`.
+std::string_view relation_name(GridRule::Relation r);
+bool parse_relation_name(std::string_view name, GridRule::Relation& out);
+
+/// The elements a tensor parameter must hold: the product of `dims` (its layout, e.g.
+/// `[groups.x, n]`), exactly, or at least (a cache or a lookup table may be larger than used).
+struct TensorLayout {
+  std::string param;
+  bool exact = true;
+  std::vector<SizeExpr> dims;
+  SourceLoc loc;  ///< the layout(...) declaration
+  bool operator==(const TensorLayout&) const = default;
+};
+
+/// The kernel's declared dispatch contract, checked before every launch: the mode, rules on the
+/// threads per group and on the group counts, and the element count of every tensor.
 struct DispatchContract {
   DispatchMode mode = DispatchMode::Elementwise;
   std::vector<SizeRule> group_size_rules;
+  std::vector<GridRule> grid_rules;
+  std::vector<TensorLayout> layouts;
+  SourceLoc loc;  ///< the dispatch(...) declaration
+
+  /// The layout declared for tensor parameter `param`, or nullptr.
+  const TensorLayout* layout_of(std::string_view param) const;
 };
 
 struct Kernel {

@@ -7,7 +7,11 @@
 
 namespace iron::ir {
 
-/// Throws IrError with "line N: …" for malformed input. Does not verify: call verify().
+/// The deepest nesting of blocks (loop and branch bodies) the parser accepts.
+inline constexpr int kMaxBlockDepth = 256;
+
+/// Throws IrError with "line N: …" for malformed input, including blocks nested deeper than
+/// kMaxBlockDepth. Does not verify: call verify().
 Kernel parse_kernel(std::string_view text);
 
 }  // namespace iron::ir

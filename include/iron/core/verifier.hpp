@@ -1,12 +1,18 @@
 /// Checks that IR is well formed: types, scopes, structure and the dispatch contract.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "iron/core/ir.hpp"
 
 namespace iron::ir {
+
+/// The most values (`num_values`) a kernel may declare. Every consumer of the IR sizes tables by
+/// it, so the verifier refuses a larger count before allocating anything; the largest library
+/// kernel, after the whole pipeline, uses a few thousand.
+inline constexpr std::uint32_t kMaxValues = 1u << 20;
 
 /// Every problem found, each as "kernel K: file:line: what"; empty when the kernel is valid.
 std::vector<std::string> verify(const Kernel& kernel);

@@ -11,6 +11,19 @@ namespace detail {
 ir::ValueId emit_builtin(ir::Builtin b, int axis);
 ir::ValueId emit_op(ir::OpKind kind, std::initializer_list<ir::ValueId> args, DType type);
 void emit_barrier();
+
+/// A float or signed integer element type (abs).
+template <class T>
+concept SignedElement = FloatElement<T> || dtype_of<T>
+== DType::I32 || dtype_of<T> == DType::I8;
+/// Any element type but boolean (min, max).
+template <class T>
+concept NumericElement = !std::is_same_v<T, boolean>;
+
+// The return types of the deleted twins below, printed in the error at the user's line.
+struct needs_a_float_value_cast_first {};
+struct needs_a_float_or_signed_integer_value {};
+struct needs_a_number {};
 }  // namespace detail
 
 // ── Built-in indices (all u32) ───────────────────────────────────────────────────────────────
@@ -19,7 +32,7 @@ void emit_barrier();
   template <int Axis>                                                      \
   Expr<u32> fn(SourceLocation where = SourceLocation::current()) {         \
     static_assert(Axis >= 0 && Axis <= 2, "Iron: axis must be 0, 1 or 2"); \
-    detail::Tracer::current().at(where);                                   \
+    detail::at(where);                                                     \
     return Expr<u32>::wrap(detail::emit_builtin(ir::Builtin::kind, Axis)); \
   }
 /// Thread index within its group.
@@ -36,7 +49,7 @@ IRON_AXIS_BUILTIN(global_id, GlobalId)
 
 #define IRON_FLAT_BUILTIN(fn, kind)                                       \
   inline Expr<u32> fn(SourceLocation where = SourceLocation::current()) { \
-    detail::Tracer::current().at(where);                                  \
+    detail::at(where);                                                    \
     return Expr<u32>::wrap(detail::emit_builtin(ir::Builtin::kind, 0));   \
   }
 /// Lane within the 32-wide simdgroup.
@@ -52,7 +65,9 @@ IRON_FLAT_BUILTIN(simdgroup_count, SimdgroupCount)
 /// grid and which the vectorizer turns into 16-byte accesses.
 template <int Axis>
 Expr<u32> grid_threads(SourceLocation where = SourceLocation::current()) {
-  return grid_groups<Axis>(where) * group_size<Axis>(where);
+  const ir::ValueId groups = grid_groups<Axis>(where).id();
+  const ir::ValueId size = group_size<Axis>(where).id();
+  return Expr<u32>::wrap(detail::emit_binary(ir::OpKind::Mul, groups, size, DType::U32));
 }
 
 /// The work index of the declared mode: the global thread id for elementwise kernels, the
@@ -65,16 +80,22 @@ Expr<u32> program_id(SourceLocation where = SourceLocation::current()) {
 
 // ── Math ─────────────────────────────────────────────────────────────────────────────────────
 
-#define IRON_UNARY_MATH(fn, kind, requirement, message)                                \
+// Each function has a deleted twin for operands it rejects, so the compiler reports the user's
+// line first, naming the mistake in the twin's return type.
+#define IRON_UNARY_MATH(fn, kind, requirement, rejection)                              \
   template <Symbolic X>                                                                \
-  Expr<element_of<X>> fn(const X& x) {                                                 \
+  requires requirement<element_of<X>> Expr<element_of<X>> fn(                          \
+      const X& x, SourceLocation where = SourceLocation::current()) {                  \
     using T = element_of<X>;                                                           \
-    static_assert(requirement, message);                                               \
+    detail::at(where);                                                                 \
     return Expr<T>::wrap(                                                              \
         detail::emit_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>)); \
-  }
+  }                                                                                    \
+  template <Symbolic X>                                                                \
+  requires(!requirement<element_of<X>>) detail::rejection fn(const X& x)               \
+  = delete;
 #define IRON_FLOAT_MATH(fn, kind) \
-  IRON_UNARY_MATH(fn, kind, FloatElement<T>, "Iron: " #fn " needs a float value; cast first")
+  IRON_UNARY_MATH(fn, kind, FloatElement, needs_a_float_value_cast_first)
 IRON_FLOAT_MATH(sqrt, Sqrt)
 IRON_FLOAT_MATH(rsqrt, Rsqrt)
 IRON_FLOAT_MATH(exp, Exp)
@@ -88,32 +109,39 @@ IRON_FLOAT_MATH(erf, Erf)
 IRON_FLOAT_MATH(recip, Recip)
 IRON_FLOAT_MATH(floor, Floor)
 IRON_FLOAT_MATH(ceil, Ceil)
-IRON_UNARY_MATH(abs, Abs, FloatElement<T> || dtype_of<T> == DType::I32 || dtype_of<T> == DType::I8,
-                "Iron: abs needs a float or signed integer value")
+IRON_UNARY_MATH(abs, Abs, detail::SignedElement, needs_a_float_or_signed_integer_value)
 #undef IRON_FLOAT_MATH
 #undef IRON_UNARY_MATH
 
-#define IRON_BINARY_MATH(fn, kind, requirement, message)                                           \
+#define IRON_BINARY_MATH(fn, kind, requirement, rejection)                                         \
   template <class A, class B>                                                                      \
-  requires Operands<A, B> Expr<common_t<A, B>> fn(const A& a, const B& b) {                        \
+  requires detail::Compatible<A, B> && requirement<common_t<A, B>> Expr<common_t<A, B>> fn(        \
+      const A& a, const B& b, SourceLocation where = SourceLocation::current()) {                  \
     using T = common_t<A, B>;                                                                      \
-    static_assert(requirement, message);                                                           \
+    detail::at(where);                                                                             \
     return Expr<T>::wrap(detail::emit_op(                                                          \
         ir::OpKind::kind, {detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id()}, dtype_of<T>)); \
-  }
-IRON_BINARY_MATH(pow, Pow, FloatElement<T>, "Iron: pow needs float values")
-IRON_BINARY_MATH(atan2, Atan2, FloatElement<T>, "Iron: atan2 needs float values")
-IRON_BINARY_MATH(min, Min, (!std::is_same_v<T, boolean>), "Iron: min needs numbers")
-IRON_BINARY_MATH(max, Max, (!std::is_same_v<T, boolean>), "Iron: max needs numbers")
+  }                                                                                                \
+  template <class A, class B>                                                                      \
+  requires detail::Mismatched<A, B> detail::mismatch_tag<A, B> fn(const A& a, const B& b)          \
+  = delete;                                                                                        \
+  template <class A, class B>                                                                      \
+  requires detail::Compatible<A, B> &&(!requirement<common_t<A, B>>)detail::rejection fn(          \
+      const A& a, const B& b) = delete;
+IRON_BINARY_MATH(pow, Pow, FloatElement, needs_a_float_value_cast_first)
+IRON_BINARY_MATH(atan2, Atan2, FloatElement, needs_a_float_value_cast_first)
+IRON_BINARY_MATH(min, Min, detail::NumericElement, needs_a_number)
+IRON_BINARY_MATH(max, Max, detail::NumericElement, needs_a_number)
 #undef IRON_BINARY_MATH
 
 /// a * b + c with one rounding.
 template <class A, class B, class C>
-requires Operands<A, B> || Symbolic<C>
-auto fma(const A& a, const B& b, const C& c) {
+requires(Operands<A, B> || Symbolic<C>) auto fma(const A& a, const B& b, const C& c,
+                                                 SourceLocation where = SourceLocation::current()) {
   using T = typename detail::element_or<
       A, typename detail::element_or<B, typename detail::element_or<C, void>::type>::type>::type;
   static_assert(FloatElement<T>, "Iron: fma needs float values");
+  detail::at(where);
   return Expr<T>::wrap(detail::emit_op(
       ir::OpKind::Fma,
       {detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id(), detail::to_expr<T>(c).id()},
@@ -123,13 +151,19 @@ auto fma(const A& a, const B& b, const C& c) {
 /// `cond ? a : b` per thread. Both operands are evaluated: a load in either one always runs,
 /// so an index that is only valid when `cond` holds needs IRON_IF instead.
 template <class A, class B>
-requires Operands<A, B> Expr<common_t<A, B>> select(const Expr<boolean>& cond, const A& a,
-                                                    const B& b) {
+requires detail::Compatible<A, B> Expr<common_t<A, B>> select(
+    const Expr<boolean>& cond, const A& a, const B& b,
+    SourceLocation where = SourceLocation::current()) {
   using T = common_t<A, B>;
+  detail::at(where);
   return Expr<T>::wrap(detail::emit_op(
       ir::OpKind::Select, {cond.id(), detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id()},
       dtype_of<T>));
 }
+template <class A, class B>
+requires detail::Mismatched<A, B> detail::mismatch_tag<A, B> select(const Expr<boolean>& cond,
+                                                                    const A& a, const B& b)
+= delete;
 
 // ── Simdgroup and threadgroup collectives ───────────────────────────────────────────────────
 
@@ -137,7 +171,7 @@ requires Operands<A, B> Expr<common_t<A, B>> select(const Expr<boolean>& cond, c
   template <Symbolic X>                                                                  \
   Expr<element_of<X>> fn(const X& x, SourceLocation where = SourceLocation::current()) { \
     using T = element_of<X>;                                                             \
-    detail::Tracer::current().at(where);                                                 \
+    detail::at(where);                                                                   \
     return Expr<T>::wrap(                                                                \
         detail::emit_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>));   \
   }
@@ -159,7 +193,7 @@ IRON_COLLECTIVE(reduce_min, ReduceMin)
   Expr<element_of<X>> fn(const X& x, const L& lane,                                      \
                          SourceLocation where = SourceLocation::current()) {             \
     using T = element_of<X>;                                                             \
-    detail::Tracer::current().at(where);                                                 \
+    detail::at(where);                                                                   \
     return Expr<T>::wrap(detail::emit_op(                                                \
         ir::OpKind::kind, {detail::to_expr<T>(x).id(), detail::to_expr<u32>(lane).id()}, \
         dtype_of<T>));                                                                   \
@@ -175,7 +209,7 @@ IRON_SHUFFLE(simd_broadcast, SimdBroadcast)
 
 /// Waits until every thread of the group arrives; orders threadgroup-memory accesses.
 inline void barrier(SourceLocation where = SourceLocation::current()) {
-  detail::Tracer::current().at(where);
+  detail::at(where);
   detail::emit_barrier();
 }
 

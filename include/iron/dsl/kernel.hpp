@@ -1,5 +1,6 @@
 /// Kernel definition and registration: IRON_KERNEL, IRON_KERNEL_TEMPLATE + IRON_KERNEL_VARIANT,
-/// the dispatch contract a kernel declares with dispatch(...), and the kernel registry.
+/// the dispatch contract a kernel declares with dispatch(...), grid(...) and layout(...), and the
+/// kernel registry.
 #pragma once
 
 #include <functional>
@@ -37,6 +38,32 @@ ir::SizeRule exactly(const Constexpr<U>& c, std::int64_t divisor = 1) {
 /// Declares the kernel's mode and group-size rules; first statement of a kernel body.
 void dispatch(ir::DispatchMode mode, std::initializer_list<ir::SizeRule> rules = {},
               SourceLocation where = SourceLocation::current());
+
+/// Declares the group counts along x, y and z, one entry per axis: `any`, an expression the count
+/// must equal, or one it must not exceed (`<= …`) or fall below (`>= …`). Expressions are over
+/// the kernel's integer constexprs, `tpg` (threads per group), `groups.x|y|z`, integer literals,
+/// `+ - * /`, `ceil_div`, `min` and `max`:
+///   grid("[<= ceil_div(n, tpg), 1, 1]");   // never more threads than elements, along x only
+void grid(std::string_view groups, SourceLocation where = SourceLocation::current());
+
+namespace detail {
+void declare_layout(int param, bool exact, std::string_view dims, SourceLocation where);
+}  // namespace detail
+
+/// Declares the element count tensor `t` must hold, exactly: the product of its layout's dims,
+/// written as the doc comment's layout line, e.g. `layout(inp, "[groups.x, n]")`.
+template <Element E, ir::ParamKind K>
+void layout(const TensorParam<E, K>& t, std::string_view dims,
+            SourceLocation where = SourceLocation::current()) {
+  detail::declare_layout(t.param(), true, dims, where);
+}
+
+/// The same for a tensor that may be larger than the kernel uses (a cache, a lookup table).
+template <Element E, ir::ParamKind K>
+void layout_at_least(const TensorParam<E, K>& t, std::string_view dims,
+                     SourceLocation where = SourceLocation::current()) {
+  detail::declare_layout(t.param(), false, dims, where);
+}
 
 // ── Registry ─────────────────────────────────────────────────────────────────────────────────
 

@@ -1,6 +1,6 @@
-/// Kernel parameters and memory: input tensors (Tensor<T>), output tensors (Out<T>), constexpr
-/// scalars (Constexpr<T>), threadgroup memory by handle (shared<T>(n)), and the loads, stores
-/// and atomics on them.
+/// Kernel parameters and memory: input tensors (Tensor<T>), output tensors (Out<T>, InOut<T>),
+/// constexpr scalars (Constexpr<T>), threadgroup memory by handle (shared<T>(n)), and the loads,
+/// stores and atomics on them.
 #pragma once
 
 #include <string>
@@ -25,31 +25,49 @@ struct ElementRef {
   ir::ValueId index = ir::kNoValue;
 };
 
-/// An index must be an integer symbolic value or an integer literal.
-template <class I>
-ir::ValueId index_id(const I& i) {
-  if constexpr (Symbolic<I>) {
-    static_assert(IntegerElement<element_of<I>>, "Iron: an index must be an integer value");
-    return to_expr<element_of<I>>(i).id();
-  } else {
-    static_assert(std::is_integral_v<I>, "Iron: an index must be an integer value");
-    return to_expr<u32>(i).id();
+/// An index: an integer symbolic value or an integer literal (a u32). Converted implicitly, so
+/// the literal's constant or the Var's load records the line where the index is written.
+class Index {
+ public:
+  template <Symbolic X>
+  requires IntegerElement<element_of<X>> Index(const X& i,  // NOLINT(google-explicit-constructor)
+                                               SourceLocation where = SourceLocation::current()) {
+    at(where);
+    id_ = to_expr<element_of<X>>(i).id();
   }
-}
+  template <class L>
+  requires(std::is_integral_v<L> && !std::is_same_v<L, bool>)
+      Index(L i,  // NOLINT(google-explicit-constructor)
+            SourceLocation where = SourceLocation::current()) {
+    at(where);
+    id_ = literal<u32>(i);
+  }
+  ir::ValueId id() const { return id_; }
+
+ private:
+  ir::ValueId id_ = ir::kNoValue;
+};
+
+/// Anything else used as an index, rejected at the user's line with this tag.
+struct an_index_must_be_an_integer_value {};
+template <class I>
+concept NotAnIndex = !std::is_convertible_v<const I&, Index>;
 }  // namespace detail
 
 /// A tensor parameter: Input tensors are read (Tensor<T>); Output tensors are written and may
-/// be read (Out<T>). Indexing gives an element to load() or, for outputs, to store().
+/// be read (Out<T>, InOut<T>). Indexing gives an element to load() or, for outputs, to store().
 template <Element T, ir::ParamKind Kind>
 class TensorParam {
  public:
   TensorParam(int param) : param_(param) {}  // NOLINT(google-explicit-constructor)
   static constexpr ir::ParamKind kind = Kind;
   using element = T;
-  template <class I>
-  detail::ElementRef<T, Kind == ir::ParamKind::Output> operator[](const I& i) const {
-    return {param_, -1, detail::index_id(i)};
+  int param() const { return param_; }
+  detail::ElementRef<T, ir::is_output(Kind)> operator[](detail::Index i) const {
+    return {param_, -1, i.id()};
   }
+  template <detail::NotAnIndex I>
+  detail::an_index_must_be_an_integer_value operator[](const I& i) const = delete;
 
  private:
   int param_;
@@ -59,9 +77,16 @@ class TensorParam {
 template <Element T>
 using Tensor = TensorParam<T, ir::ParamKind::Input>;
 
-/// A tensor the kernel writes (and may read). Every Out<T> must be written somewhere.
+/// A tensor the kernel writes (and may read back what it wrote). Its contents at entry are
+/// undefined: the simulator reports a read of an element no thread has written yet. Every Out<T>
+/// must be written somewhere.
 template <Element T>
 using Out = TensorParam<T, ir::ParamKind::Output>;
+
+/// A tensor the kernel reads and writes, whose contents at entry are defined: an in-place update,
+/// or a cache written only in part. Every InOut<T> must be written somewhere.
+template <Element T>
+using InOut = TensorParam<T, ir::ParamKind::InOut>;
 
 /// A scalar fixed at dispatch time (a shape, a flag, an epsilon); usable as an Expr<T>.
 template <Element T>
@@ -81,10 +106,9 @@ template <Element T>
 class Shared {
  public:
   explicit Shared(int alloc) : alloc_(alloc) {}
-  template <class I>
-  detail::ElementRef<T, true> operator[](const I& i) const {
-    return {-1, alloc_, detail::index_id(i)};
-  }
+  detail::ElementRef<T, true> operator[](detail::Index i) const { return {-1, alloc_, i.id()}; }
+  template <detail::NotAnIndex I>
+  detail::an_index_must_be_an_integer_value operator[](const I& i) const = delete;
 
  private:
   int alloc_;
@@ -101,30 +125,40 @@ Shared<T> shared(std::uint32_t size, SourceLocation where = SourceLocation::curr
 template <Element T, bool W>
 Expr<T> load(const detail::ElementRef<T, W>& ref,
              SourceLocation where = SourceLocation::current()) {
-  detail::Tracer::current().at(where);
+  detail::at(where);
   return Expr<T>::wrap(detail::emit_load(ref.param, ref.shared, ref.index, dtype_of<T>));
 }
 
 template <Element T, class X>
+requires detail::Fits<X, T>
 void store(const detail::ElementRef<T, true>& ref, const X& value,
            SourceLocation where = SourceLocation::current()) {
-  detail::Tracer::current().at(where);
+  detail::at(where);
   detail::emit_store(ref.param, ref.shared, ref.index, detail::to_expr<T>(value).id(), dtype_of<T>);
 }
+/// Storing a value of another element type does not compile: cast it first.
+template <Element T, class X>
+requires detail::Unfit<X, T>
+void store(const detail::ElementRef<T, true>& ref, const X& value,
+           detail::unfit_tag<X, T> = {}) = delete;
 
 /// Storing into an input tensor is a compile error: mark the parameter Out<T>.
 template <Element T, class X>
 void store(const detail::ElementRef<T, false>& ref, const X& value,
            SourceLocation where = SourceLocation::current()) = delete;
 
-#define IRON_ATOMIC(fn, kind)                                                                    \
-  template <Element T, class X>                                                                  \
-  Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value,                             \
-             SourceLocation where = SourceLocation::current()) {                                 \
-    detail::Tracer::current().at(where);                                                         \
-    return Expr<T>::wrap(detail::emit_atomic(ir::OpKind::kind, ref.param, ref.shared, ref.index, \
-                                             detail::to_expr<T>(value).id(), dtype_of<T>));      \
-  }
+#define IRON_ATOMIC(fn, kind)                                                                     \
+  template <Element T, class X>                                                                   \
+  requires detail::Fits<X, T> Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value,  \
+                                         SourceLocation where = SourceLocation::current()) {      \
+    detail::at(where);                                                                            \
+    return Expr<T>::wrap(detail::emit_atomic(ir::OpKind::kind, ref.param, ref.shared, ref.index,  \
+                                             detail::to_expr<T>(value).id(), dtype_of<T>));       \
+  }                                                                                               \
+  template <Element T, class X>                                                                   \
+  requires detail::Unfit<X, T> Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value, \
+                                          detail::unfit_tag<X, T> = {})                           \
+  = delete;
 /// Atomic read-modify-write on an output tensor or shared element; returns the old value.
 IRON_ATOMIC(atomic_add, AtomicAdd)
 IRON_ATOMIC(atomic_max, AtomicMax)

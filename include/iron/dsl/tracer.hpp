@@ -29,7 +29,13 @@ class Tracer {
   const std::string& name() const { return kernel_.name; }
 
   /// Remembers where the user's latest DSL call is, for ops and errors that follow.
-  void at(const SourceLocation& where) { loc_ = to_loc(where); }
+  void at(const SourceLocation& where) {
+    if (where.file_name() != loc_file_) {
+      loc_.file = to_loc(where).file;
+      loc_file_ = where.file_name();
+    }
+    loc_.line = where.line();
+  }
   const ir::SourceLoc& loc() const { return loc_; }
 
   /// Appends `op` (tagged with the current location) to the innermost block. Gives it a fresh
@@ -67,6 +73,7 @@ class Tracer {
   };
   ir::Kernel kernel_;
   ir::SourceLoc loc_;
+  const char* loc_file_ = nullptr;  ///< the file name loc_.file was made from, or nullptr
   std::vector<Scope> scopes_;
   std::vector<DType> value_types_;
   std::vector<std::uint32_t> value_scope_;

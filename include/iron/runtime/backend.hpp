@@ -2,7 +2,9 @@
 /// `cuda` and `metal` report why they are absent when they cannot run.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,13 @@ class Backend {
   virtual std::string_view name() const = 0;
   /// Runs the launch after the dispatch guard accepted it; outputs are written back in place.
   virtual void run(const Launch& launch) = 0;
+  /// After a run: the source location ("file:line") of the store that last wrote element
+  /// `index` of tensor parameter `param`, "" when no thread wrote it, nullopt when the backend
+  /// cannot tell (only the simulator can).
+  virtual std::optional<std::string> element_writer(std::size_t /*param*/,
+                                                    std::uint64_t /*index*/) const {
+    return std::nullopt;
+  }
 };
 
 /// A backend by name ("sim", or "auto" for the best one present); Error naming why a named

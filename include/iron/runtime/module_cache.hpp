@@ -13,9 +13,11 @@
 /// all little-endian — then the payload. A writer writes a temp file in the same folder
 /// (`.KEY.PID.RANDOM.tmp`), closes it and renames it over `KEY.cubin`, so a reader in any process
 /// sees a whole entry or none, and concurrent writers of one key leave one valid entry. A reader
-/// removes a file that is truncated or has a wrong magic, version, size or checksum, and counts
-/// it as rejected; the caller then rebuilds the entry. The disk logic has nothing to do with CUDA:
-/// BlobStore keeps any byte blobs.
+/// removes a file that is truncated, larger than kMaxEntryBytes, or has a wrong magic, version,
+/// size or checksum, and counts it as rejected; the caller then rebuilds the entry. Something
+/// other than a regular file under an entry's name (a folder, a device) is also rejected, but
+/// left in place and never read; storing that key then fails and says why. The disk logic has
+/// nothing to do with CUDA: BlobStore keeps any byte blobs.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +30,9 @@
 #include <vector>
 
 namespace iron::runtime {
+
+/// The largest entry file read (headers included); a cubin is a few MiB at most.
+inline constexpr std::uintmax_t kMaxEntryBytes = std::uintmax_t{256} << 20;
 
 /// The cache folder and the variable it came from ("$IRON_CACHE_DIR", "$XDG_CACHE_HOME" or
 /// "$HOME"); nullopt when none is set. Read from the environment on every call.
@@ -62,7 +67,8 @@ class BlobStore {
     std::vector<std::byte> blob;  ///< the payload, on a hit
     std::string why;              ///< on a rejection: what was wrong with the file
   };
-  /// A missing file is a miss; a damaged one is removed and reported as rejected.
+  /// A missing file is a miss; a damaged one is removed and reported as rejected; a folder or
+  /// other non-regular file is reported as rejected and left alone.
   Loaded load(std::string_view key) const;
 
   /// Creates the folder if needed and replaces the entry atomically. Throws iron::Error naming
@@ -73,9 +79,10 @@ class BlobStore {
     std::size_t entries = 0;
     std::uint64_t bytes = 0;  ///< file sizes, headers included
   };
-  /// The entries now in the folder (none if it does not exist).
+  /// The entries (regular files) now in the folder (none if it does not exist).
   Summary summary() const;
-  /// Removes every entry and any temp file a crashed writer left; returns the entries removed.
+  /// Removes every entry and any temp file a crashed writer left (regular files only); returns
+  /// the entries removed.
   /// Throws iron::Error naming a file that cannot be removed.
   Summary clear() const;
 

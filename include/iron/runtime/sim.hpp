@@ -1,10 +1,13 @@
 /// The CPU simulator: runs Iron IR with the GPU execution model (threadgroups, 32-lane
 /// simdgroups, barriers, threadgroup memory, atomics, exact f16/bf16 rounding) and reports
-/// every out-of-bounds access, shared-memory race, divergent barrier and runaway loop.
+/// every out-of-bounds access, shared- and global-memory race, read of unwritten memory,
+/// wrapping index arithmetic, divergent barrier and runaway loop.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "iron/core/error.hpp"
 #include "iron/runtime/launch.hpp"
@@ -17,6 +20,9 @@ class SimError : public Error {
   enum class Kind : std::uint8_t {
     OutOfBounds,
     SharedRace,
+    GlobalRace,         ///< two threads' accesses of one tensor element that nothing orders
+    UninitializedRead,  ///< a read of shared memory or of an Out<T> element nobody wrote
+    IndexOverflow,      ///< index arithmetic whose true value does not fit its type
     DivergentBarrier,
     DivergentSimdgroup,
     RunawayLoop,
@@ -30,9 +36,30 @@ class SimError : public Error {
   Kind kind_;
 };
 
+/// Which instruction last wrote each element of each tensor a launch wrote: what the simulator
+/// knows when a test finds a wrong element ("which store wrote this?").
+struct SimWriters {
+  /// Per parameter: per element, 0 when no thread wrote it, else 1 + an index into `where`.
+  /// Empty for parameters the kernel does not write.
+  std::vector<std::vector<std::uint32_t>> writer;
+  /// Source locations ("file:line") of the stores and atomics named by `writer`.
+  std::vector<std::string> where;
+
+  /// The location of the store (or atomic) that last wrote element `index` of parameter
+  /// `param`; "" when no thread wrote it; nullopt when the launch did not track that element.
+  std::optional<std::string> of(std::size_t param, std::uint64_t index) const;
+};
+
 struct SimOptions {
   /// Loop iterations allowed per thread group before the run is called runaway.
   std::uint64_t step_budget = std::uint64_t{1} << 26;
+  /// Host threads that run groups: 1 runs them in order on the calling thread; 2 lets a second
+  /// thread run every other group when the launch is large and has no tensor atomics. Outputs
+  /// and findings are the same either way.
+  unsigned host_threads = 2;
+  /// When set, a run that ends without a finding fills it with the last writer of every element
+  /// of every tensor the kernel writes.
+  SimWriters* writers = nullptr;
 };
 
 /// Runs one launch on the simulator. Throws SimError on a sanitizer finding, DispatchError when

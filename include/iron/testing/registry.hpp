@@ -1,4 +1,5 @@
-/// Kernel-test registration: IRON_TEST(kernel, name, F32(atol[, rtol]), …) { return setup; }
+/// Kernel-test registration: IRON_TEST(kernel, name, F32, F16, BF16) { return setup; }, the
+/// setup stating its tolerance from the kernel's error bound (iron/testing/tolerance.hpp).
 /// The body sees `dt` (the dtype under test) and `rng` (seeded, printed by the runner).
 #pragma once
 
@@ -11,12 +12,15 @@
 #include "iron/core/source_location.hpp"
 #include "iron/testing/data.hpp"
 #include "iron/testing/test_setup.hpp"
+#include "iron/testing/tolerance.hpp"
 
 namespace iron::testing {
 
+/// A dtype a test runs in, with a fixed tolerance when `stated` (else the setup states it).
 struct DTypeTolerance {
   DType dtype;
   Tolerance tolerance;
+  bool stated = false;
 };
 
 struct TestCase {
@@ -35,19 +39,27 @@ struct TestRegistrar {
                 TestSetup (*make)(DType, Rng&), SourceLocation where = SourceLocation::current());
 };
 
-/// The dtypes a test runs in, each with its tolerance: IRON_TEST(k, c, F32(1e-6), BF16(1e-2,
-/// 1e-2)).
+/// A dtype in IRON_TEST's list: bare (`F32`), the setup states the tolerance from the kernel's
+/// error bound (the library's form); called (`F32(atol, rtol)`), a fixed tolerance, for the
+/// toolkit's own test fixtures.
+struct DTypeTag {
+  DType dtype;
+  constexpr operator DTypeTolerance() const { return {dtype, {}, false}; }  // NOLINT: implicit
+  constexpr DTypeTolerance operator()(double atol, double rtol = 0.0) const {
+    return {dtype, {atol, rtol}, true};
+  }
+};
+
+/// The dtypes a test runs in: IRON_TEST(k, c, F32, F16, BF16).
 namespace tolerances {
-constexpr DTypeTolerance F32(double atol, double rtol = 0.0) { return {DType::F32, {atol, rtol}}; }
-constexpr DTypeTolerance F16(double atol, double rtol = 0.0) { return {DType::F16, {atol, rtol}}; }
-constexpr DTypeTolerance BF16(double atol, double rtol = 0.0) {
-  return {DType::BF16, {atol, rtol}};
-}
+inline constexpr DTypeTag F32{DType::F32};
+inline constexpr DTypeTag F16{DType::F16};
+inline constexpr DTypeTag BF16{DType::BF16};
 }  // namespace tolerances
 
 }  // namespace iron::testing
 
-/// Registers test `NAME` of kernel `KERNEL` for each F32(…) / F16(…) / BF16(…) tolerance given.
+/// Registers test `NAME` of kernel `KERNEL` for each dtype listed (F32, F16, BF16).
 #define IRON_TEST(KERNEL, NAME, ...)                                                        \
   static ::iron::testing::TestSetup KERNEL##_##NAME##_test(::iron::DType dt,                \
                                                            ::iron::testing::Rng& rng);      \

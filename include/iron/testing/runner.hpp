@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,11 +23,16 @@ struct TestResult {
   std::string message;
   /// Each output's values after the run, in parameter order (only when asked for).
   std::vector<std::pair<std::string, std::vector<float>>> outputs;
-  Tolerance tolerance;  ///< the tolerance the outputs were checked with
+  Tolerance tolerance;  ///< the largest tolerance an output was checked with
 };
 
 /// The seed a test case uses under a run's base seed (stable per name and dtype).
 std::uint64_t case_seed(std::uint64_t base_seed, const std::string& name, DType dtype);
+
+/// The tolerance output `output` of `test` in `dtype` is checked with: the setup's for that
+/// output, else the setup's, else the one registered with the dtype; Error when none states one.
+Tolerance output_tolerance(const TestCase& test, DType dtype, const TestSetup& setup,
+                           const std::string& output);
 
 /// Runs one case: builds the setup, poisons outputs, launches, compares. Never throws. With
 /// `keep_outputs`, the result also carries every output's values.
@@ -37,8 +43,11 @@ TestResult run_test(const TestCase& test, DType dtype, runtime::Backend& backend
 /// tolerance (each backend is within one tolerance of the oracle), else the first mismatches.
 std::string compare_backends(const TestResult& a, const TestResult& b);
 
-/// Compares `got` with `want` element by element; returns "" or the first mismatches.
+/// Compares `got` with `want` element by element; returns "" or the first mismatches. `explain`,
+/// when given, says more about the first wrong element by its index (e.g. which store wrote it);
+/// its "" adds nothing.
 std::string compare_outputs(const std::string& output, const std::vector<float>& got,
-                            const std::vector<float>& want, Tolerance tol);
+                            const std::vector<float>& want, Tolerance tol,
+                            const std::function<std::string(std::size_t)>& explain = {});
 
 }  // namespace iron::testing

@@ -28,18 +28,24 @@ class TestSetup {
   TestSetup& input(const std::string& name, const std::vector<float>& values);
   /// An input of integer data (indices, packed weights), converted to the parameter's dtype.
   TestSetup& input_u32(const std::string& name, const std::vector<std::uint32_t>& values);
-  /// An output tensor of `count` elements, filled with NaN (or 0xFF bytes) before each run.
+  /// An output tensor (Out or InOut) of `count` elements; an Out is filled with NaN (or 0xFF
+  /// bytes) before each run.
   TestSetup& output(const std::string& name, std::size_t count);
-  /// The values output `name` holds before the run instead of the poison: for a kernel that
-  /// reads its output (in place) or writes only part of it (a cache append). Its expected
-  /// values must then say what the untouched elements keep.
+  /// The values InOut tensor `name` holds before the run: for a kernel that updates it in place
+  /// or writes only part of it (a cache append). Its expected values must then say what the
+  /// untouched elements keep. Required for an InOut tensor; refused for an Out, whose contents
+  /// are undefined at entry.
   TestSetup& initial(const std::string& name, const std::vector<float>& values);
   /// A constexpr value, converted to the parameter's dtype.
   TestSetup& constant(const std::string& name, double value);
   /// The values an output must hold after the run.
   TestSetup& expect(const std::string& name, const std::vector<float>& values);
-  /// Overrides the registered tolerance for this setup's dtype.
+  /// The tolerance of every output, derived from the kernel's error bound for this shape and
+  /// data (iron/testing/tolerance.hpp); overrides a tolerance registered with the dtype.
   TestSetup& tolerance(Tolerance tol);
+  /// The tolerance of output `name` alone, for a kernel whose outputs have different bounds;
+  /// overrides tolerance(tol) for that output.
+  TestSetup& tolerance(const std::string& name, Tolerance tol);
   TestSetup& grid(runtime::Grid g);
   /// Elementwise: ceil(n / tpg) groups of tpg threads.
   TestSetup& grid_1d(std::uint64_t n, std::uint32_t tpg);
@@ -58,6 +64,8 @@ class TestSetup {
   const std::map<std::string, std::vector<float>>& expected() const { return expected_; }
   bool has_tolerance() const { return has_tolerance_; }
   Tolerance tolerance_override() const { return tolerance_; }
+  /// Outputs given their own tolerance.
+  const std::map<std::string, Tolerance>& output_tolerances() const { return output_tolerances_; }
 
  private:
   const ir::Param& param(const std::string& name, ir::ParamKind kind) const;
@@ -71,6 +79,7 @@ class TestSetup {
   bool grid_set_ = false;
   bool has_tolerance_ = false;
   Tolerance tolerance_;
+  std::map<std::string, Tolerance> output_tolerances_;
 };
 
 }  // namespace iron::testing

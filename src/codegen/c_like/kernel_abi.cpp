@@ -98,6 +98,8 @@ std::string param_role(const ir::Param& p) {
       return fmt::format("input {} tensor", dtype);
     case ir::ParamKind::Output:
       return fmt::format("output {} tensor", dtype);
+    case ir::ParamKind::InOut:
+      return fmt::format("in-out {} tensor", dtype);
     default:
       if (p.dtype == DType::Bool) return "constexpr bool (0 or 1)";
       if (constexpr_carrier(p.dtype) != p.dtype) {

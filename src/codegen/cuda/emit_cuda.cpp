@@ -24,6 +24,7 @@ std::string param_type(const ir::Param& p, const cuda::CudaDialect& dialect) {
     case ir::ParamKind::Input:
       return "const " + dialect.type(p.dtype) + "* __restrict__";
     case ir::ParamKind::Output:
+    case ir::ParamKind::InOut:
       return dialect.type(p.dtype) + "* __restrict__";
     default:
       return dialect.type(c_like::constexpr_carrier(p.dtype));

@@ -38,6 +38,7 @@ std::string param_type(const ir::Param& p, const msl::MslDialect& dialect) {
     case ir::ParamKind::Input:
       return "device const " + dialect.type(p.dtype) + "*";
     case ir::ParamKind::Output:
+    case ir::ParamKind::InOut:
       return "device " + dialect.type(p.dtype) + "*";
     default:
       return "constant " + dialect.type(c_like::constexpr_carrier(p.dtype)) + "&";

@@ -55,7 +55,7 @@ struct BenchDevice::Impl {
   /// Placeholder host tensors (one element: the guard checks kinds and dtypes) and the device
   /// addresses of `args`, as KernelParams wants them.
   PreparedLaunch& add(std::string what, CUfunction fn, const std::vector<ResidentArg>& args,
-                      const Grid& grid, std::vector<Arg>* guard_args = nullptr) {
+                      const Grid& grid) {
     auto p = std::make_unique<PreparedLaunch>();
     p->what = std::move(what);
     p->function = fn;
@@ -75,7 +75,6 @@ struct BenchDevice::Impl {
         addresses.push_back(0);
       }
     }
-    if (guard_args != nullptr) *guard_args = marshalled;
     p->params = std::make_unique<cuda::KernelParams>(marshalled, addresses);
     launches.push_back(std::move(p));
     return *launches.back();
@@ -151,15 +150,23 @@ void BenchDevice::free_all() {
 
 int BenchDevice::prepare(const ir::Kernel& kernel, const std::vector<ResidentArg>& args,
                          const Grid& grid) {
+  // The guard sees each resident tensor's real element count, so layouts are checked too.
+  std::vector<GuardArg> guard_args;
+  for (const ResidentArg& a : args) {
+    if (const auto* t = std::get_if<ResidentTensor>(&a)) {
+      guard_args.emplace_back(TensorExtent{t->dtype, t->count * dtype_size(t->dtype)});
+    } else {
+      guard_args.emplace_back(std::get<Scalar>(a));
+    }
+  }
+  check_dispatch(kernel, guard_args, grid, impl_->device->limits);
   const codegen::CompiledKernel compiled =
       codegen::compile_kernel(kernel, codegen::TargetProfile::cuda(sm()));
   const CUmodule module = cuda::load_module(compiled, sm());
   CUfunction fn = nullptr;
   impl_->check(impl_->api().module_get_function(&fn, module, compiled.symbol.c_str()),
                "cuModuleGetFunction", compiled.symbol);
-  std::vector<Arg> guard_args;
-  impl_->add(compiled.symbol, fn, args, grid, &guard_args);
-  check_dispatch(kernel, guard_args, grid, impl_->device->limits);
+  impl_->add(compiled.symbol, fn, args, grid);
   impl_->check_threads(fn, grid, compiled.symbol);
   return static_cast<int>(impl_->launches.size()) - 1;
 }

@@ -193,7 +193,7 @@ void CudaBackend::run(const Launch& launch) {
   }
   last_kernel_ms_ = timer.elapsed_ms();
   for (std::size_t i = 0; i < launch.args.size(); ++i) {
-    if (kernel.params[i].kind != ir::ParamKind::Output) continue;
+    if (!ir::is_output(kernel.params[i].kind)) continue;
     HostTensor* tensor = std::get<HostTensor*>(launch.args[i]);
     buffers.download(addresses[i], tensor->bytes);
   }

@@ -85,6 +85,7 @@ void simd_one(const Instr& in, std::uint32_t lanes, const Slot* a, const Slot* o
 void GroupRunner::barrier(const Instr& in, Active active) {
   if (active.size() != threads_) throw report_.divergent_barrier(in, active, threads_);
   shared_.barrier();
+  ++interval_;
 }
 
 void GroupRunner::simd(const Instr& in, Active active) {
@@ -111,6 +112,7 @@ void GroupRunner::simd(const Instr& in, Active active) {
 void GroupRunner::reduce(const Instr& in, Active active) {
   if (active.size() != threads_) throw report_.divergent_barrier(in, active, threads_);
   shared_.barrier();
+  ++interval_;
   const Slot* a = row(in.args[0]);
   const Slot v = in.kind == OpKind::ReduceSum ? sum(in.type, a, threads_)
                                               : fold(combiner_of(in.kind), in.type, a, threads_);

@@ -9,14 +9,15 @@ using ir::OpClass;
 using ir::OpKind;
 
 GroupRunner::GroupRunner(const Program& program, const Bindings& bindings, const Grid& grid,
-                         const SimOptions& options)
+                         const SimOptions& options, TensorShadow& shadow)
     : program_(program),
       bindings_(bindings),
       grid_(grid),
       options_(options),
       threads_(static_cast<std::uint32_t>(grid.group_size.volume())),
       shared_(*program.kernel),
-      report_(program, grid.group_size) {
+      shadow_(shadow),
+      report_(program, grid) {
   const Dim3& gs = grid.group_size;
   for (auto& axis : tid_) axis.resize(threads_);
   for (std::uint32_t t = 0; t < threads_; ++t) {
@@ -27,12 +28,16 @@ GroupRunner::GroupRunner(const Program& program, const Bindings& bindings, const
   all_.resize(threads_);
   std::iota(all_.begin(), all_.end(), 0u);
   values_.assign(std::size_t{program.rows} * threads_, 0);
+  wraps_.assign(values_.size(), 0);
+  last_wrap_.resize(threads_);
   masks_.assign(2 * std::size_t{program.depth}, std::vector<std::uint32_t>(threads_));
 }
 
-void GroupRunner::run(const Dim3& group) {
+void GroupRunner::run(const Dim3& group, std::uint64_t linear) {
   group_ = group;
   report_.set_group(group);
+  first_id_ = static_cast<std::uint32_t>(1 + linear * threads_);
+  ++interval_;
   trips_ = 0;
   shared_.start_group();
   exec(program_.main, all_, 0);
@@ -47,6 +52,7 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
     case OpClass::Leaf:
       return run_leaf(in, active);
     case OpClass::Unary:
+      if (in.exact) track_wraps(in, active);
       return run_unary(in.kind, in.type, active, row(in.result), row(in.args[0]));
     case OpClass::Binary:
       if ((in.kind == OpKind::Div || in.kind == OpKind::Rem) && !is_float(in.type)) {
@@ -55,6 +61,7 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
           if (divisor[t] == 0) throw report_.division_by_zero(in, t);
         }
       }
+      if (in.exact) track_wraps(in, active);
       return run_binary(in.kind, in.type, active, row(in.result), row(in.args[0]), row(in.args[1]));
     case OpClass::Compare:
       return run_compare(in.kind, in.arg_type, active, row(in.result), row(in.args[0]),
@@ -97,6 +104,12 @@ void GroupRunner::run_for(const Instr& in, Active active, std::uint32_t depth) {
                      : counter[t] < end[t];
   };
   std::uint32_t* looping = masks_[2 * depth].data();
+  if (in.exact) {  // the counter derives from its start and its step
+    std::uint32_t* mark = wraps(in.result);
+    const std::uint32_t* from_start = wraps(in.args[0]);
+    const std::uint32_t* from_step = wraps(in.args[2]);
+    for (std::uint32_t t : active) mark[t] = from_start[t] != 0 ? from_start[t] : from_step[t];
+  }
   std::size_t n = 0;
   for (std::uint32_t t : active) {
     counter[t] = start[t];
@@ -104,6 +117,7 @@ void GroupRunner::run_for(const Instr& in, Active active, std::uint32_t depth) {
     if (step[t] == 0) throw report_.zero_step(in, t, start[t], end[t]);
     looping[n++] = t;
   }
+  const IntBounds bounds = int_bounds(in.type);
   while (n > 0) {
     if (++trips_ > options_.step_budget) {
       const std::uint32_t t = looping[0];
@@ -113,6 +127,10 @@ void GroupRunner::run_for(const Instr& in, Active active, std::uint32_t depth) {
     std::size_t still = 0;
     for (std::size_t k = 0; k < n; ++k) {
       const std::uint32_t t = looping[k];
+      if (in.exact) {
+        const std::int64_t next = int_value(counter[t], in.type) + int_value(step[t], in.type);
+        if (next < bounds.lo || next > bounds.hi) mark_counter(in, t, counter[t], step[t]);
+      }
       counter[t] = wrap_slot(in.type, counter[t] + step[t]);
       if (below_end(t)) looping[still++] = t;
     }
@@ -182,6 +200,7 @@ void GroupRunner::run_builtin(const Instr& in, Active active) {
 }
 
 void GroupRunner::run_lanewise(const Instr& in, Active active) {
+  if (in.exact) track_wraps(in, active);
   Slot* r = row(in.result);
   const Slot* a = row(in.args[0]);
   switch (in.kind) {

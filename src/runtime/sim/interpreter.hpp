@@ -11,6 +11,7 @@
 #include "memory.hpp"
 #include "program.hpp"
 #include "report.hpp"
+#include "tensor_shadow.hpp"
 
 namespace iron::runtime::sim {
 
@@ -21,13 +22,15 @@ struct Bindings {
 };
 
 /// Holds the per-thread values and threadgroup memory of one group; reused group after group.
+/// Tensor accesses are recorded in `shadow`, shared by the groups the runner runs.
 class GroupRunner {
  public:
   GroupRunner(const Program& program, const Bindings& bindings, const Grid& grid,
-              const SimOptions& options);
+              const SimOptions& options, TensorShadow& shadow);
 
-  /// Runs the group; throws SimError on the first finding.
-  void run(const Dim3& group);
+  /// Runs the group whose linear index in the grid is `linear`; throws SimError on the first
+  /// finding.
+  void run(const Dim3& group, std::uint64_t linear);
 
  private:
   void exec(Range block, Active active, std::uint32_t depth);
@@ -37,6 +40,17 @@ class GroupRunner {
   void run_leaf(const Instr& in, Active active);
   void run_builtin(const Instr& in, Active active);
   void run_lanewise(const Instr& in, Active active);
+
+  // exact.cpp
+  /// Sets the wrap marks of the result of `exact` op `in` from its operands (before it runs).
+  void track_wraps(const Instr& in, Active active);
+  /// Marks a loop counter whose next value, counter + step, does not fit its type.
+  void mark_counter(const Instr& in, std::uint32_t thread, Slot counter, Slot step);
+  /// Reports the index of memory op `in` when it carries a wrap mark.
+  void check_index_wrap(const Instr& in, std::uint32_t thread) {
+    if (wraps(in.args[0])[thread] != 0) report_index_wrap(in, thread);
+  }
+  [[noreturn]] void report_index_wrap(const Instr& in, std::uint32_t thread);
 
   // memory_ops.cpp
   void load(const Instr& in, Active active);
@@ -49,6 +63,7 @@ class GroupRunner {
   std::uint32_t checked_vector_index(const Instr& in, std::uint32_t thread, std::uint64_t count);
   const std::string& buffer_name(const Instr& in) const;
   void record_shared(const Instr& in, std::uint32_t thread, std::uint32_t index, Access access);
+  void record_tensor(const Instr& in, std::uint32_t thread, std::uint64_t index, Access access);
 
   // collective.cpp
   void barrier(const Instr& in, Active active);
@@ -56,6 +71,9 @@ class GroupRunner {
   void reduce(const Instr& in, Active active);
 
   Slot* row(std::uint32_t value) { return values_.data() + std::size_t{value} * threads_; }
+  std::uint32_t* wraps(std::uint32_t value) {
+    return wraps_.data() + std::size_t{value} * threads_;
+  }
   std::uint32_t instr_index(const Instr& in) const {
     return static_cast<std::uint32_t>(&in - program_.code.data());
   }
@@ -68,10 +86,22 @@ class GroupRunner {
   std::vector<std::uint32_t> tid_[3];  // each thread's coordinates, per axis
   std::vector<std::uint32_t> all_;     // 0 .. threads-1
   std::vector<Slot> values_;           // row-major: one row of `threads_` slots per value
+  /// Per value row and thread: 0, or 1 + the instruction whose value did not fit its type and
+  /// that this value derives from (only rows of `exact` ops are ever set).
+  std::vector<std::uint32_t> wraps_;
+  /// The operands of a thread's latest op that did not fit its type, for the report.
+  struct Wrap {
+    std::uint32_t instr = 0;  ///< 1 + the instruction
+    Slot a = 0, b = 0, c = 0;
+  };
+  std::vector<Wrap> last_wrap_;
   std::vector<std::vector<std::uint32_t>> masks_;  // two per nesting depth
   SharedMemory shared_;
+  TensorShadow& shadow_;
   Reporter report_;
   Dim3 group_;
+  std::uint32_t first_id_ = 1;  ///< Actor::id of the group's thread 0
+  std::uint32_t interval_ = 0;  ///< barrier interval, counted over every group run here
   std::uint64_t trips_ = 0;
 };
 

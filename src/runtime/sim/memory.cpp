@@ -1,7 +1,5 @@
-/// Threadgroup memory: poisoning at group start and race bookkeeping per element.
+/// Threadgroup memory: race and written bookkeeping per element.
 #include "memory.hpp"
-
-#include <algorithm>
 
 namespace iron::runtime::sim {
 namespace {
@@ -31,13 +29,14 @@ void remember(std::uint32_t (&threads)[2], std::uint32_t (&at)[2], std::uint32_t
 
 SharedMemory::SharedMemory(const ir::Kernel& kernel) {
   for (const ir::SharedAlloc& a : kernel.shared) {
-    allocs_.push_back({a.dtype, std::vector<Slot>(a.size), std::vector<Cell>(a.size)});
+    allocs_.push_back({a.dtype, std::vector<Slot>(a.size), std::vector<Cell>(a.size),
+                       std::vector<std::uint32_t>(a.size)});
   }
 }
 
 void SharedMemory::start_group() {
-  for (Alloc& a : allocs_) std::fill(a.data.begin(), a.data.end(), poison(a.dtype));
   ++epoch_;
+  ++group_;
 }
 
 std::optional<Conflict> SharedMemory::record(int alloc, std::uint32_t index, std::uint32_t thread,

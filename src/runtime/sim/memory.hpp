@@ -1,5 +1,5 @@
 /// Buffers as the interpreter sees them: tensor views, and per-group threadgroup memory with the
-/// bookkeeping that finds races between two barriers.
+/// bookkeeping that finds races between two barriers and reads of elements nobody wrote.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +36,8 @@ class SharedMemory {
  public:
   explicit SharedMemory(const ir::Kernel& kernel);
 
-  /// Starts a group: every element poisoned, no access recorded.
+  /// Starts a group: every element unwritten (a read of one is reported, so its stale value
+  /// never shows), no access recorded.
   void start_group();
   /// Accesses before a barrier never race with accesses after it.
   void barrier() { ++epoch_; }
@@ -49,6 +50,13 @@ class SharedMemory {
   /// Records an access and returns the earlier access it races with, if any.
   std::optional<Conflict> record(int alloc, std::uint32_t index, std::uint32_t thread,
                                  Access access, std::uint32_t instr);
+
+  /// Whether a thread of the group has stored to the element (an atomic on an unwritten element
+  /// reads undefined contents, so only stores count).
+  bool written(int alloc, std::uint32_t index) const {
+    return allocs_[alloc].written[index] == group_;
+  }
+  void mark_written(int alloc, std::uint32_t index) { allocs_[alloc].written[index] = group_; }
 
  private:
   // Who touched one element in the current barrier interval (two distinct readers and two
@@ -64,10 +72,12 @@ class SharedMemory {
     DType dtype;
     std::vector<Slot> data;
     std::vector<Cell> cells;
+    std::vector<std::uint32_t> written;  ///< the group stamp of the element's last store
   };
 
   std::vector<Alloc> allocs_;
   std::uint32_t epoch_ = 0;
+  std::uint32_t group_ = 0;  ///< stamp of the group being run
 };
 
 }  // namespace iron::runtime::sim

@@ -1,5 +1,5 @@
-/// Loads, stores (scalar and vector) and atomics on tensors and threadgroup memory, bounds-checked
-/// and race-checked.
+/// Loads, stores (scalar and vector) and atomics on tensors and threadgroup memory, bounds-checked,
+/// race-checked and checked for reads of memory nobody wrote.
 #include <string>
 
 #include "interpreter.hpp"
@@ -10,6 +10,7 @@ using ir::OpKind;
 
 std::uint32_t GroupRunner::checked_index(const Instr& in, std::uint32_t thread,
                                          std::uint64_t count) {
+  check_index_wrap(in, thread);
   const std::int64_t i = int_value(row(in.args[0])[thread], in.arg_type);
   if (i < 0 || static_cast<std::uint64_t>(i) >= count) {
     throw report_.out_of_bounds(in, thread, buffer_name(in), i, count);
@@ -19,6 +20,7 @@ std::uint32_t GroupRunner::checked_index(const Instr& in, std::uint32_t thread,
 
 std::uint32_t GroupRunner::checked_vector_index(const Instr& in, std::uint32_t thread,
                                                 std::uint64_t count) {
+  check_index_wrap(in, thread);
   const std::int64_t i = int_value(row(in.args[0])[thread], in.arg_type);
   if (i < 0 || static_cast<std::uint64_t>(i) + in.lanes > count) {
     throw report_.out_of_bounds(in, thread, buffer_name(in), i, count);
@@ -38,6 +40,25 @@ void GroupRunner::record_shared(const Instr& in, std::uint32_t thread, std::uint
     throw report_.race(in, thread, access, *first, program_.kernel->shared[in.buffer].name, index,
                        shared_.size(in.buffer));
   }
+  if (access == Access::Write) return shared_.mark_written(in.buffer, index);
+  if (!shared_.written(in.buffer, index)) {
+    throw report_.unwritten_shared(in, thread, program_.kernel->shared[in.buffer].name, index,
+                                   shared_.size(in.buffer));
+  }
+}
+
+void GroupRunner::record_tensor(const Instr& in, std::uint32_t thread, std::uint64_t index,
+                                Access access) {
+  const Actor a{first_id_ + thread, interval_, instr_index(in)};
+  const std::optional<TensorFinding> found =
+      access == Access::Read    ? shadow_.load(in.buffer, index, a)
+      : access == Access::Write ? shadow_.store(in.buffer, index, a)
+                                : shadow_.atomic(in.buffer, index, a);
+  if (!found) return;
+  const std::string& name = buffer_name(in);
+  const std::uint64_t count = bindings_.tensors[in.buffer].count;
+  if (found->unwritten) throw report_.unwritten_output(in, thread, name, index, count);
+  throw report_.global_race(in, thread, access, *found, name, index, count);
 }
 
 void GroupRunner::load(const Instr& in, Active active) {
@@ -57,7 +78,9 @@ void GroupRunner::load(const Instr& in, Active active) {
   with_type(in.type, [&](auto d) {
     constexpr DType D = decltype(d)::value;
     for (std::uint32_t t : active) {
-      r[t] = decode<D>(view.data + std::size_t{checked_index(in, t, view.count)} * sizeof_dtype<D>);
+      const std::uint32_t i = checked_index(in, t, view.count);
+      if (in.on_output) record_tensor(in, t, i, Access::Read);
+      r[t] = decode<D>(view.data + std::size_t{i} * sizeof_dtype<D>);
     }
   });
 }
@@ -79,7 +102,9 @@ void GroupRunner::store(const Instr& in, Active active) {
   with_type(in.type, [&](auto d) {
     constexpr DType D = decltype(d)::value;
     for (std::uint32_t t : active) {
-      encode<D>(v[t], view.data + std::size_t{checked_index(in, t, view.count)} * sizeof_dtype<D>);
+      const std::uint32_t i = checked_index(in, t, view.count);
+      record_tensor(in, t, i, Access::Write);
+      encode<D>(v[t], view.data + std::size_t{i} * sizeof_dtype<D>);
     }
   });
 }
@@ -102,9 +127,10 @@ void GroupRunner::vector_load(const Instr& in, Active active) {
   with_type(in.type, [&](auto d) {
     constexpr DType D = decltype(d)::value;
     for (std::uint32_t t : active) {
-      const std::byte* p =
-          view.data + std::size_t{checked_vector_index(in, t, view.count)} * sizeof_dtype<D>;
+      const std::uint32_t i = checked_vector_index(in, t, view.count);
+      const std::byte* p = view.data + std::size_t{i} * sizeof_dtype<D>;
       for (std::uint32_t l = 0; l < in.lanes; ++l) {
+        if (in.on_output) record_tensor(in, t, i + l, Access::Read);
         row(in.result + l)[t] = decode<D>(p + l * sizeof_dtype<D>);
       }
     }
@@ -129,9 +155,10 @@ void GroupRunner::vector_store(const Instr& in, Active active) {
   with_type(in.type, [&](auto d) {
     constexpr DType D = decltype(d)::value;
     for (std::uint32_t t : active) {
-      std::byte* p =
-          view.data + std::size_t{checked_vector_index(in, t, view.count)} * sizeof_dtype<D>;
+      const std::uint32_t i = checked_vector_index(in, t, view.count);
+      std::byte* p = view.data + std::size_t{i} * sizeof_dtype<D>;
       for (std::uint32_t l = 0; l < in.lanes; ++l) {
+        record_tensor(in, t, i + l, Access::Write);
         encode<D>(row(lane_rows[l])[t], p + l * sizeof_dtype<D>);
       }
     }
@@ -162,7 +189,9 @@ void GroupRunner::atomic(const Instr& in, Active active) {
   with_type(in.type, [&](auto d) {
     constexpr DType D = decltype(d)::value;
     for (std::uint32_t t : active) {
-      std::byte* p = view.data + std::size_t{checked_index(in, t, view.count)} * sizeof_dtype<D>;
+      const std::uint32_t i = checked_index(in, t, view.count);
+      record_tensor(in, t, i, Access::Atomic);
+      std::byte* p = view.data + std::size_t{i} * sizeof_dtype<D>;
       const Slot old = decode<D>(p);
       encode<D>(update(old, v[t]), p);
       r[t] = old;

@@ -87,7 +87,9 @@ class Compiler {
     });
     p_.kernel = &k_;
     p_.rows = k_.num_values + 1;  // the last row takes results nobody reads
+    p_.tensor_use.resize(k_.params.size());
     p_.main = block(k_.body, 0);
+    mark_index_arithmetic(p_);
     return std::move(p_);
   }
 
@@ -201,7 +203,7 @@ class Compiler {
             "names no kernel parameter");
     const ir::Param& p = k_.params[op.param];
     require(op, p.kind != ir::ParamKind::Constexpr, "names a constexpr, not a tensor");
-    if (writes && p.kind != ir::ParamKind::Output) {
+    if (writes && !ir::is_output(p.kind)) {
       bad(op, fmt::format("writes '{}', which is an input tensor", p.name));
     }
     if (op.type != p.dtype) {
@@ -209,6 +211,11 @@ class Compiler {
                           dtype_name(p.dtype)));
     }
     in.buffer = op.param;
+    in.on_output = ir::is_output(p.kind);
+    TensorUse& use = p_.tensor_use[op.param];
+    (ir::op_class(op.kind) == OpClass::Atomic ? use.atomic
+     : writes                                 ? use.stored
+                                              : use.loaded) = true;
   }
 
   void check_shared(const ir::Op& op, Instr& in) {

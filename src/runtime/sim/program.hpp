@@ -24,6 +24,9 @@ struct Instr {
   ir::Builtin builtin = ir::Builtin::ThreadId;
   std::uint8_t axis = 0;
   bool on_shared = false;      ///< memory op on a threadgroup allocation (else a tensor)
+  bool on_output = false;      ///< memory op on a tensor the kernel writes: race-checked
+  bool exact = false;          ///< op on the way into an index (arithmetic, cast, select,
+                               ///< variable, loop counter): its value carries a wrap mark
   std::uint8_t lanes = 1;      ///< elements per access of a vector load or store
   std::uint32_t result = 0;    ///< value row written (a scratch row when the op has none); a
                                ///< vector load writes `lanes` rows from here, one per lane
@@ -36,6 +39,11 @@ struct Instr {
   const ir::Op* op = nullptr;  ///< the source op, for messages
 };
 
+/// How a program accesses one tensor parameter.
+struct TensorUse {
+  bool stored = false, loaded = false, atomic = false;
+};
+
 struct Program {
   const ir::Kernel* kernel = nullptr;
   std::vector<Instr> code;
@@ -44,9 +52,20 @@ struct Program {
   std::uint32_t rows = 0;   ///< value rows: the kernel's values, lanes of vectors, scratch rows
   std::uint32_t depth = 0;  ///< deepest nesting of For/If
   bool tensor_atomics = false;
+  std::vector<TensorUse> tensor_use;  ///< by parameter index
 };
 
 /// Throws SimError(BadArgument) naming the op when the IR cannot be run.
 Program compile(const ir::Kernel& kernel);
+
+/// Marks `exact` every integer op whose value flows, through integer arithmetic, casts, selects,
+/// variables and loop counters, into the index of a load, store or atomic: the interpreter
+/// computes those exactly and marks a value whose true value did not fit, and an index that
+/// carries the mark is reported. Bitwise ops (and, or, xor, not) and bitcasts end the flow:
+/// their operands are bit patterns (hashes, masks), allowed to wrap.
+void mark_index_arithmetic(Program& program);
+
+/// Whether an op can produce a value other than its true one (wrap, truncate, change sign).
+bool can_wrap(ir::OpKind k);
 
 }  // namespace iron::runtime::sim

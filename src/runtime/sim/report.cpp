@@ -18,6 +18,11 @@ std::string_view access_verb(Access a) {
   return "";
 }
 
+// How a read touches memory: an atomic updates it, anything else reads it.
+Access access_of(const Instr& in) {
+  return in.cls == ir::OpClass::Atomic ? Access::Atomic : Access::Read;
+}
+
 }  // namespace
 
 std::string Reporter::thread_text(std::uint32_t t) const {
@@ -25,6 +30,21 @@ std::string Reporter::thread_text(std::uint32_t t) const {
   const std::uint32_t y = t / group_size_.x % group_size_.y;
   const std::uint32_t z = t / (group_size_.x * group_size_.y);
   return fmt::format("thread {} ({},{},{})", t, x, y, z);
+}
+
+std::string Reporter::actor_text(std::uint32_t id) const {
+  const std::uint64_t threads = group_size_.volume();
+  const std::uint64_t linear = (id - 1) / threads;
+  const std::uint64_t x = linear % groups_.x;
+  const std::uint64_t y = linear / groups_.x % groups_.y;
+  const std::uint64_t z = linear / (std::uint64_t{groups_.x} * groups_.y);
+  return fmt::format("{} in group ({},{},{})",
+                     thread_text(static_cast<std::uint32_t>((id - 1) % threads)), x, y, z);
+}
+
+const std::string& Reporter::buffer_of(const Instr& in) const {
+  const ir::Kernel& k = *program_.kernel;
+  return in.on_shared ? k.shared[in.buffer].name : k.params[in.buffer].name;
 }
 
 std::string Reporter::where(const Instr& in) const {
@@ -62,6 +82,60 @@ SimError Reporter::race(const Instr& in, std::uint32_t thread, Access access, co
                   program_.kernel->name, alloc, index, alloc, count, thread_text(thread),
                   access_verb(access), thread_text(first.thread), access_verb(first.access),
                   format_loc(program_.code[first.instr].op->loc), where(in)));
+}
+
+SimError Reporter::global_race(const Instr& in, std::uint32_t thread, Access access,
+                               const TensorFinding& earlier, std::string_view tensor,
+                               std::uint64_t index, std::uint64_t count) const {
+  const std::uint64_t threads = group_size_.volume();
+  const std::uint64_t linear =
+      group_.x + std::uint64_t{groups_.x} * (group_.y + std::uint64_t{groups_.y} * group_.z);
+  const std::uint32_t me = static_cast<std::uint32_t>(1 + linear * threads + thread);
+  std::string_view why = "with no barrier in between";
+  if ((earlier.other - 1) / threads != linear) {
+    why = "nothing orders the threads of two groups";
+  } else if (access == Access::Write && earlier.other_access == Access::Write) {
+    why = "an element has one writer per launch (give each element one thread, or use atomics)";
+  }
+  return SimError(
+      SimError::Kind::GlobalRace,
+      fmt::format("{}: global-memory race on '{}' at index {} ('{}' has {} elements): {} {} it at "
+                  "{} after {} {} it at {}; {}",
+                  program_.kernel->name, tensor, index, tensor, count, actor_text(me),
+                  access_verb(access), format_loc(in.op->loc), actor_text(earlier.other),
+                  access_verb(earlier.other_access),
+                  format_loc(program_.code[earlier.other_at].op->loc), why));
+}
+
+SimError Reporter::unwritten_shared(const Instr& in, std::uint32_t thread, std::string_view alloc,
+                                    std::uint32_t index, std::uint32_t count) const {
+  return SimError(SimError::Kind::UninitializedRead,
+                  fmt::format("{}: read of uninitialized shared memory '{}' at index {} ('{}' has "
+                              "{} elements): {} {} it before any thread of the group stored to "
+                              "it, {}",
+                              program_.kernel->name, alloc, index, alloc, count,
+                              thread_text(thread), access_verb(access_of(in)), where(in)));
+}
+
+SimError Reporter::unwritten_output(const Instr& in, std::uint32_t thread, std::string_view tensor,
+                                    std::uint64_t index, std::uint64_t count) const {
+  return SimError(
+      SimError::Kind::UninitializedRead,
+      fmt::format("{}: read of uninitialized output '{}' at index {} ('{}' has {} elements): {} {} "
+                  "it before any thread of the launch wrote it, {}; an Out<T> tensor is undefined "
+                  "at kernel entry (declare it InOut<T> if the kernel reads what it holds)",
+                  program_.kernel->name, tensor, index, tensor, count, thread_text(thread),
+                  access_verb(access_of(in)), where(in)));
+}
+
+SimError Reporter::index_overflow(const Instr& access, const Instr& origin, std::uint32_t thread,
+                                  const std::string& what) const {
+  return SimError(
+      SimError::Kind::IndexOverflow,
+      fmt::format("{}: index arithmetic wraps: {}, by {} {}; the value feeds the index "
+                  "of the {} of '{}' at {}",
+                  program_.kernel->name, what, thread_text(thread), where(origin),
+                  ir::op_name(access.kind), buffer_of(access), format_loc(access.op->loc)));
 }
 
 SimError Reporter::divergent_barrier(const Instr& in, Active active, std::uint32_t threads) const {

@@ -10,13 +10,14 @@
 #include "iron/runtime/sim.hpp"
 #include "memory.hpp"
 #include "program.hpp"
+#include "tensor_shadow.hpp"
 
 namespace iron::runtime::sim {
 
 class Reporter {
  public:
-  Reporter(const Program& program, const Dim3& group_size)
-      : program_(program), group_size_(group_size) {}
+  Reporter(const Program& program, const Grid& grid)
+      : program_(program), group_size_(grid.group_size), groups_(grid.groups) {}
 
   void set_group(const Dim3& group) { group_ = group; }
 
@@ -27,6 +28,20 @@ class Reporter {
                       std::int64_t index) const;
   SimError race(const Instr& in, std::uint32_t thread, Access access, const Conflict& first,
                 std::string_view alloc, std::uint32_t index, std::uint32_t count) const;
+  /// A tensor access racing with `earlier`, an access by a thread of this or an earlier group.
+  SimError global_race(const Instr& in, std::uint32_t thread, Access access,
+                       const TensorFinding& earlier, std::string_view tensor, std::uint64_t index,
+                       std::uint64_t count) const;
+  /// A read (or atomic) of a shared element that no thread of the group has stored to.
+  SimError unwritten_shared(const Instr& in, std::uint32_t thread, std::string_view alloc,
+                            std::uint32_t index, std::uint32_t count) const;
+  /// A read (or atomic) of an Out element that no thread of the launch has written.
+  SimError unwritten_output(const Instr& in, std::uint32_t thread, std::string_view tensor,
+                            std::uint64_t index, std::uint64_t count) const;
+  /// The index of memory op `access` derives from `origin`, whose true value did not fit its
+  /// type: `what` ("mul of 65536 and 65536 is 4294967296, which does not fit u32").
+  SimError index_overflow(const Instr& access, const Instr& origin, std::uint32_t thread,
+                          const std::string& what) const;
   /// A barrier or reduce op reached by only `active` of the group's `threads`.
   SimError divergent_barrier(const Instr& in, Active active, std::uint32_t threads) const;
   /// A simd op reached by `here` but not by `missing`, of the same simdgroup.
@@ -40,9 +55,14 @@ class Reporter {
  private:
   std::string thread_text(std::uint32_t t) const;
   std::string where(const Instr& in) const;
+  /// "thread 3 (3,0,0) in group (1,0,0)" for an Actor::id.
+  std::string actor_text(std::uint32_t id) const;
+  /// The buffer (tensor or shared allocation) a memory op accesses.
+  const std::string& buffer_of(const Instr& in) const;
 
   const Program& program_;
   Dim3 group_size_;
+  Dim3 groups_;
   Dim3 group_;
 };
 

@@ -1,8 +1,10 @@
 /// The simulator's entry point: checks the dispatch, prepares the kernel, and runs the groups one
-/// after another, on two threads when the kernel has no tensor atomics (same result either way).
+/// after another, on two threads when the kernel has no tensor atomics (same outputs and same
+/// first finding either way).
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <atomic>
-#include <exception>
-#include <mutex>
 #include <thread>
 
 #include "interpreter.hpp"
@@ -16,6 +18,9 @@ using sim::GroupRunner;
 
 // Below this many threads in the grid, starting a second OS thread costs more than it saves.
 constexpr std::uint64_t kParallelThreshold = 4096;
+
+// Threads are named by a 32-bit Actor::id in the race bookkeeping (0 is nobody).
+constexpr std::uint64_t kMaxThreads = 0xFFFFFFFEu;
 
 sim::Bindings bind(const ir::Kernel& kernel, const std::vector<Arg>& args) {
   sim::Bindings b;
@@ -40,41 +45,41 @@ Dim3 group_at(const Dim3& groups, std::uint64_t linear) {
   return g;
 }
 
-// Worker w runs groups w, w + n, w + 2n, ... and stops past the first failing group known so
-// far; every group before the first failure runs, so the error reported is the sequential one.
+// Worker w of two runs groups w, w + 2, w + 4, ... against a shadow of its own, and all stop at the
+// first finding. A run is kept only when it is the sequential run's twin: no finding, and no
+// element written by one worker and touched by the other (so no two groups of different workers
+// share an element). Otherwise the caller restores the tensors and runs the groups in order,
+// which gives the same outputs and the same first finding whatever the host's thread count.
 class ParallelRun {
  public:
   ParallelRun(const sim::Program& program, const sim::Bindings& bindings, const Launch& launch,
               const SimOptions& options)
-      : program_(program),
-        bindings_(bindings),
-        launch_(launch),
-        options_(options),
-        stop_at_(launch.grid.groups.volume()) {}
+      : program_(program), bindings_(bindings), launch_(launch), options_(options) {}
 
-  void run(unsigned workers) {
-    std::vector<std::thread> threads;
-    for (unsigned w = 1; w < workers; ++w)
-      threads.emplace_back([this, w, workers] { work(w, workers); });
-    work(0, workers);
-    for (std::thread& t : threads) t.join();
-    if (error_) std::rethrow_exception(error_);
+  /// Whether the run is kept (else the tensors hold a partial, possibly racy, result).
+  bool run() {
+    const auto threads = static_cast<std::uint32_t>(launch_.grid.group_size.volume());
+    sim::TensorShadow odd(program_, bindings_.tensors, threads);
+    sim::TensorShadow even(program_, bindings_.tensors, threads);
+    std::thread helper([&] { work(1, odd); });
+    work(0, even);
+    helper.join();
+    if (failed_.load() || even.overlaps(odd)) return false;
+    if (options_.writers != nullptr) even.export_writers(program_, *options_.writers, &odd);
+    return true;
   }
 
  private:
-  void work(unsigned first, unsigned stride) {
-    std::uint64_t g = first;
+  void work(std::uint64_t first, sim::TensorShadow& shadow) {
     try {
-      GroupRunner runner(program_, bindings_, launch_.grid, options_);
-      for (; g < stop_at_.load(std::memory_order_relaxed); g += stride) {
-        runner.run(group_at(launch_.grid.groups, g));
+      GroupRunner runner(program_, bindings_, launch_.grid, options_, shadow);
+      const std::uint64_t groups = launch_.grid.groups.volume();
+      for (std::uint64_t g = first; g < groups && !failed_.load(std::memory_order_relaxed);
+           g += 2) {
+        runner.run(group_at(launch_.grid.groups, g), g);
       }
     } catch (...) {
-      std::lock_guard lock(mutex_);
-      if (g < stop_at_.load()) {
-        stop_at_.store(g);
-        error_ = std::current_exception();
-      }
+      failed_.store(true);
     }
   }
 
@@ -82,10 +87,37 @@ class ParallelRun {
   const sim::Bindings& bindings_;
   const Launch& launch_;
   const SimOptions& options_;
-  std::atomic<std::uint64_t> stop_at_;
-  std::mutex mutex_;
-  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
 };
+
+/// The bytes of every tensor the kernel writes, to restore before a sequential rerun.
+std::vector<std::vector<std::byte>> written_tensors(const ir::Kernel& kernel,
+                                                    const std::vector<Arg>& args) {
+  std::vector<std::vector<std::byte>> saved(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (ir::is_output(kernel.params[i].kind)) saved[i] = std::get<HostTensor*>(args[i])->bytes;
+  }
+  return saved;
+}
+
+void restore(const ir::Kernel& kernel, const std::vector<Arg>& args,
+             const std::vector<std::vector<std::byte>>& saved) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!ir::is_output(kernel.params[i].kind)) continue;
+    std::vector<std::byte>& bytes = std::get<HostTensor*>(args[i])->bytes;
+    std::copy(saved[i].begin(), saved[i].end(), bytes.begin());  // the bindings point into bytes
+  }
+}
+
+void run_in_order(const sim::Program& program, const sim::Bindings& bindings, const Launch& launch,
+                  const SimOptions& options) {
+  const auto threads = static_cast<std::uint32_t>(launch.grid.group_size.volume());
+  sim::TensorShadow shadow(program, bindings.tensors, threads);
+  GroupRunner runner(program, bindings, launch.grid, options, shadow);
+  const std::uint64_t groups = launch.grid.groups.volume();
+  for (std::uint64_t g = 0; g < groups; ++g) runner.run(group_at(launch.grid.groups, g), g);
+  if (options.writers != nullptr) shadow.export_writers(program, *options.writers);
+}
 
 }  // namespace
 
@@ -95,18 +127,25 @@ void sim_run(const Launch& launch, const SimOptions& options) {
   }
   const ir::Kernel& kernel = *launch.kernel;
   check_dispatch(kernel, launch.args, launch.grid, DeviceLimits{});
+  const std::uint64_t groups = launch.grid.groups.volume();
+  std::uint64_t threads = 0;
+  if (__builtin_mul_overflow(groups, launch.grid.group_size.volume(), &threads) ||
+      threads > kMaxThreads) {
+    throw SimError(SimError::Kind::BadArgument,
+                   fmt::format("{}: the simulator runs at most {} threads per launch; this grid "
+                               "has {} groups of {}",
+                               kernel.name, kMaxThreads, groups, launch.grid.group_size.volume()));
+  }
   const sim::Program program = sim::compile(kernel);
   const sim::Bindings bindings = bind(kernel, launch.args);
-  const std::uint64_t groups = launch.grid.groups.volume();
-  const bool parallel = !program.tensor_atomics && groups > 1 &&
-                        std::thread::hardware_concurrency() > 1 &&
-                        groups * launch.grid.group_size.volume() >= kParallelThreshold;
-  if (!parallel) {
-    GroupRunner runner(program, bindings, launch.grid, options);
-    for (std::uint64_t g = 0; g < groups; ++g) runner.run(group_at(launch.grid.groups, g));
-    return;
+  const bool parallel = options.host_threads > 1 && !program.tensor_atomics && groups > 1 &&
+                        threads >= kParallelThreshold;
+  if (parallel) {
+    auto saved = written_tensors(kernel, launch.args);
+    if (ParallelRun(program, bindings, launch, options).run()) return;
+    restore(kernel, launch.args, saved);
   }
-  ParallelRun(program, bindings, launch, options).run(2);
+  run_in_order(program, bindings, launch, options);
 }
 
 }  // namespace iron::runtime

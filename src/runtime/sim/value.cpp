@@ -34,11 +34,6 @@ Slot bitcast(Slot v, DType from, DType to) {
   return with_type(to, [&](auto d) { return from_raw_bits<decltype(d)::value>(bits); });
 }
 
-Slot poison(DType t) {
-  if (is_float(t)) return 0x7FC00000u;
-  return wrap_slot(t, 0xDEADBEEFu);
-}
-
 Slot const_slot(DType t, double f, std::int64_t i) {
   if (is_float(t)) return fit_slot(t, static_cast<float>(f));
   return wrap_slot(t, static_cast<std::uint32_t>(i));

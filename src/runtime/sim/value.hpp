@@ -97,6 +97,27 @@ decltype(auto) with_type(DType t, Fn&& fn) {
   return with_int_type(t, fn);
 }
 
+/// The values of an integer (or bool) type, exactly.
+struct IntBounds {
+  std::int64_t lo, hi;
+};
+constexpr IntBounds int_bounds(DType t) {
+  switch (t) {
+    case DType::U32:
+      return {0, 0xFFFFFFFFll};
+    case DType::I32:
+      return {-0x80000000ll, 0x7FFFFFFFll};
+    case DType::U16:
+      return {0, 0xFFFF};
+    case DType::U8:
+      return {0, 0xFF};
+    case DType::I8:
+      return {-128, 127};
+    default:
+      return {0, 1};  // bool
+  }
+}
+
 /// The integer a slot of the integer or bool type t stands for.
 inline std::int64_t int_value(Slot s, DType t) {
   if (is_signed_int(t)) return static_cast<std::int32_t>(s);
@@ -155,8 +176,6 @@ bool bitcast_defined(DType from, DType to);
 /// Reinterprets the bits of a value as another type of the same size.
 Slot bitcast(Slot v, DType from, DType to);
 
-/// What unwritten threadgroup memory reads as: NaN for floats, 0xDEADBEEF (wrapped) otherwise.
-Slot poison(DType t);
 /// The slot of a Const op of type t (floats from `f`, integers and bools from `i`).
 Slot const_slot(DType t, double f, std::int64_t i);
 /// The slot of a constexpr argument converted to the type t.
