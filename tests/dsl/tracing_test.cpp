@@ -5,6 +5,8 @@
 
 #include "iron/core/printer.hpp"
 #include "iron/iron.hpp"
+#include "iron/runtime/sim.hpp"
+#include "iron/testing/data.hpp"
 
 namespace {
 using namespace iron::dsl;
@@ -79,6 +81,27 @@ TEST(DslTracing, LoopsBranchesAndVars) {
   ASSERT_NE(branch, nullptr);
   EXPECT_FALSE(branch->blocks[0].ops.empty());
   EXPECT_FALSE(branch->blocks[1].ops.empty());
+}
+
+// `a = b` between two Vars stores b's current value into a (a load of b, a store into a); it
+// does not rebind a's handle, so a later store into b leaves a alone.
+IRON_KERNEL(tracing_var_copy, (Out<f32> out)) {
+  Var<f32> a = 1.0f;
+  Var<f32> b = 2.0f;
+  a = b;
+  b = 3.0f;
+  store(out[0u], a.get());
+}
+
+TEST(DslTracing, AssigningAVarToAVarStoresItsValue) {
+  const ir::Kernel k = kernel_ir_for("tracing_var_copy", DType::F32);
+  EXPECT_EQ(count_kind(k, ir::OpKind::VarDecl), 2u);
+  EXPECT_EQ(count_kind(k, ir::OpKind::VarStore), 2u);
+  const std::string text = ir::print_kernel(k);
+  EXPECT_EQ(text.find("include/"), std::string::npos) << text;
+  iron::runtime::HostTensor out = iron::testing::pack({0.0f}, DType::F32);
+  iron::runtime::sim_run({&k, {&out}, iron::runtime::Grid::per_row(1, 1)});
+  EXPECT_EQ(iron::testing::unpack(out), std::vector<float>{2.0f});
 }
 
 IRON_KERNEL(tracing_shared, (Tensor<T> inp, Out<T> out)) {

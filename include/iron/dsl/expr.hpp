@@ -56,7 +56,6 @@ class Operations;
 // prints them in the error it reports at the user's line. Cast one operand with cast<U>(x).
 struct operands_have_different_element_types {};
 struct literal_cannot_stand_for_this_element_type {};
-struct copy_a_var_with_get {};
 
 }  // namespace detail
 
@@ -273,9 +272,14 @@ class Var : public detail::Operations<T> {
   template <class X>
   requires detail::Unfit<X, T> detail::unfit_tag<X, T>
   operator=(const X& value) = delete;
-  /// `a = b` between two Vars cannot record its line (an assignment operator has no place for
-  /// one): write `a = b.get()`.
-  detail::copy_a_var_with_get operator=(Var& other) = delete;
+  /// `a = b` between two Vars stores b's value. An assignment operator has no place for a source
+  /// location, so the load and the store keep the line of the DSL call before them; `a = b.get()`
+  /// gives them the assignment's own line. (A non-const parameter: a `const Var&` one would make
+  /// `a = expr` ambiguous, an Expr converting both to a Var and to an operand.)
+  Var& operator=(Var& other) {
+    detail::emit_var_store(var_, detail::emit_var_load(other.var_, dtype_of<T>));
+    return *this;
+  }
 
 #define IRON_COMPOUND_OP(op, kind)                                                    \
   Var& operator op(detail::Operand<T> x) {                                            \

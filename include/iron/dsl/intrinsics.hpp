@@ -81,7 +81,9 @@ Expr<u32> program_id(SourceLocation where = SourceLocation::current()) {
 // ── Math ─────────────────────────────────────────────────────────────────────────────────────
 
 // Each function has a deleted twin for operands it rejects, so the compiler reports the user's
-// line first, naming the mistake in the twin's return type.
+// line first, naming the mistake in the twin's return type. The macro arguments are names
+// (functions, concepts, types) that cannot be parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define IRON_UNARY_MATH(fn, kind, requirement, rejection)                              \
   template <Symbolic X>                                                                \
   requires requirement<element_of<X>> Expr<element_of<X>> fn(                          \
@@ -133,6 +135,7 @@ IRON_BINARY_MATH(atan2, Atan2, FloatElement, needs_a_float_value_cast_first)
 IRON_BINARY_MATH(min, Min, detail::NumericElement, needs_a_number)
 IRON_BINARY_MATH(max, Max, detail::NumericElement, needs_a_number)
 #undef IRON_BINARY_MATH
+// NOLINTEND(bugprone-macro-parentheses)
 
 /// a * b + c with one rounding.
 template <class A, class B, class C>
