@@ -22,16 +22,6 @@ std::string duration(double seconds) {
   return fmt::format("{:.1f} h left", seconds / 3600);
 }
 
-/// `text` with every line indented by two spaces.
-std::string indented(const std::string& text) {
-  std::string out = "  ";
-  for (const char c : text) {
-    out += c;
-    if (c == '\n') out += "  ";
-  }
-  return out;
-}
-
 }  // namespace
 
 void print_progress(std::size_t done, std::size_t total, const testing::TestResult& r,
@@ -41,7 +31,7 @@ void print_progress(std::size_t done, std::size_t total, const testing::TestResu
              dtype_name(r.dtype), millis(r));
   if (verbose) fmt::print(", case seed {}", r.seed);
   fmt::print("\n");
-  if (verbose && !r.passed) fmt::print("{}\n", indented(r.message));
+  if (verbose && !r.passed) fmt::print("{}\n", testing::indented(r.message));
   std::fflush(stdout);
 }
 
@@ -63,7 +53,7 @@ void print_report(const std::vector<testing::TestResult>& results, const std::st
   for (const auto& r : results) {
     if (r.passed) continue;
     fmt::print("\nFAIL {} [{}] on {}\n{}\n", r.name, dtype_name(r.dtype), r.backend,
-               indented(r.message));
+               testing::indented(r.message));
   }
   fmt::print("\n{} passed, {} failed ({})\n", results.size() - failed, failed, checks);
 }
@@ -81,7 +71,7 @@ void print_soak_failure(const testing::SoakFailure& failure, bool verbose) {
   const testing::TestResult& r = failure.result;
   fmt::print("FAIL {} [{}] on {} with --seed {}\n", r.name, dtype_name(r.dtype), r.backend,
              failure.base_seed);
-  if (verbose) fmt::print("{}\n", indented(r.message));
+  if (verbose) fmt::print("{}\n", testing::indented(r.message));
   std::fflush(stdout);
 }
 

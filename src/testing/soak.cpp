@@ -9,9 +9,7 @@
 #include <thread>
 
 namespace iron::testing {
-namespace {
 
-/// `text` with every line indented by two spaces.
 std::string indented(const std::string& text) {
   std::string out = "  ";
   for (const char c : text) {
@@ -20,8 +18,6 @@ std::string indented(const std::string& text) {
   }
   return out;
 }
-
-}  // namespace
 
 void run_parallel(std::size_t count, std::vector<std::unique_ptr<runtime::Backend>>& backends,
                   const std::function<TestResult(std::size_t, runtime::Backend&)>& run,

@@ -60,6 +60,9 @@ struct SoakBackendReport {
   SoakReport report;
 };
 
+/// `text` with every line indented by two spaces (a failure's message under its case).
+std::string indented(const std::string& text);
+
 /// The end of a soak's output: each failing case with how many seeds failed, the seeds, the
 /// command that reproduces the first and its message; then "N runs (C cases x S seeds): P
 /// passed, F failed (CHECKS)", CHECKS naming what ran (checks_label).
