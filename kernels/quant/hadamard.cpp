@@ -30,6 +30,7 @@
 #include <iron/iron.hpp>
 #include <iron/testing/bench_registry.hpp>
 #include <iron/testing/registry.hpp>
+#include <span>
 #include <vector>
 
 namespace iron::kernels {
@@ -119,9 +120,9 @@ testing::TestSetup hadamard_setup(const std::string& kernel, std::size_t n, std:
   namespace tol = testing::tolerance;
   std::size_t nonzeros = 0;  // the most in a row
   for (std::size_t r = 0; r < rows; ++r) {
-    nonzeros =
-        std::max<std::size_t>(nonzeros, std::count_if(xr.begin() + r * n, xr.begin() + (r + 1) * n,
-                                                      [](float v) { return v != 0.0f; }));
+    const auto row = std::span(xr).subspan(r * n, n);
+    nonzeros = std::max<std::size_t>(
+        nonzeros, std::count_if(row.begin(), row.end(), [](float v) { return v != 0.0f; }));
   }
   const std::size_t depth =
       std::min<std::size_t>(std::bit_width(n) - 1, std::max<std::size_t>(nonzeros, 1) - 1);
