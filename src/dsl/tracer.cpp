@@ -13,8 +13,8 @@ thread_local Tracer* g_current = nullptr;
 
 ir::SourceLoc to_loc(const SourceLocation& where) {
   std::string file = where.file_name();
-  // A path relative to a build directory inside the project (`../kernels/…`, as ccache may
-  // leave it) is relative to the project's root once the `../` goes.
+  // A path relative to a build directory inside the project (`../kernels/…`, as a compiler
+  // cache may leave it) is relative to the project's root once the `../` goes.
   while (file.starts_with("../")) file.erase(0, 3);
   // Builds map the project root away; a path from elsewhere keeps only its last parts.
   if (!file.empty() && file.front() == '/') {
