@@ -291,9 +291,9 @@ SizeValue evaluate(const SizeExpr& e, const Leaf& leaf) {
     if (!v) return fail_value(fmt::format("'{}' has no value", leaf_text(e)));
     return {*v, {}};
   }
-  const SizeValue a = evaluate(e.args[0], leaf);
+  SizeValue a = evaluate(e.args[0], leaf);
   if (!a.ok()) return a;
-  const SizeValue b = evaluate(e.args[1], leaf);
+  SizeValue b = evaluate(e.args[1], leaf);
   if (!b.ok()) return b;
   return apply(e, a.value, b.value);
 }

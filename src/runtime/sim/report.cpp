@@ -90,7 +90,7 @@ SimError Reporter::global_race(const Instr& in, std::uint32_t thread, Access acc
   const std::uint64_t threads = group_size_.volume();
   const std::uint64_t linear =
       group_.x + std::uint64_t{groups_.x} * (group_.y + std::uint64_t{groups_.y} * group_.z);
-  const std::uint32_t me = static_cast<std::uint32_t>(1 + linear * threads + thread);
+  const auto me = static_cast<std::uint32_t>(1 + linear * threads + thread);
   std::string_view why = "with no barrier in between";
   if ((earlier.other - 1) / threads != linear) {
     why = "nothing orders the threads of two groups";

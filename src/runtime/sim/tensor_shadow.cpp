@@ -114,7 +114,8 @@ bool TensorShadow::overlaps(const TensorShadow& other) const {
     const Tensor& a = tensors_[p];
     const Tensor& b = other.tensors_[p];
     for (std::size_t i = 0; i < a.writes.size(); ++i) {
-      const bool wrote_a = a.writes[i].last_at != 0, wrote_b = b.writes[i].last_at != 0;
+      const bool wrote_a = a.writes[i].last_at != 0;
+      const bool wrote_b = b.writes[i].last_at != 0;
       const bool read_a = !a.reads.empty() && a.reads[i].first != 0;
       const bool read_b = !b.reads.empty() && b.reads[i].first != 0;
       if ((wrote_a && (wrote_b || read_b)) || (wrote_b && read_a)) return true;
