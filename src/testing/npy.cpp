@@ -56,7 +56,9 @@ class HeaderParser {
 
   Fields parse() {
     Fields f;
-    bool have_descr = false, have_order = false, have_shape = false;
+    bool have_descr = false;
+    bool have_order = false;
+    bool have_shape = false;
     expect('{', "at the start of the header");
     while (!accept('}')) {
       const std::string key = string_literal("a key");
@@ -114,7 +116,7 @@ class HeaderParser {
     if (quote != '\'' && quote != '"') fail(fmt::format("expected {} in quotes", what));
     const std::size_t end = text_.find(quote, pos_ + 1);
     if (end == std::string_view::npos) fail(fmt::format("unterminated string for {}", what));
-    const std::string out(text_.substr(pos_ + 1, end - pos_ - 1));
+    std::string out(text_.substr(pos_ + 1, end - pos_ - 1));
     pos_ = end + 1;
     return out;
   }

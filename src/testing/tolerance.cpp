@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "iron/core/error.hpp"
 
@@ -68,9 +69,11 @@ double max_row_range(const std::vector<float>& x, std::size_t rows, std::size_t 
     throw Error(fmt::format("tolerance: {} values are not [{}, {}]", x.size(), rows, n));
   }
   double most = 0.0;
+  if (n == 0) return most;
   for (std::size_t r = 0; r < rows; ++r) {
-    const auto [lo, hi] = std::minmax_element(x.begin() + r * n, x.begin() + (r + 1) * n);
-    if (n > 0) most = std::max(most, static_cast<double>(*hi) - static_cast<double>(*lo));
+    const auto row = std::span(x).subspan(r * n, n);
+    const auto [lo, hi] = std::minmax_element(row.begin(), row.end());
+    most = std::max(most, static_cast<double>(*hi) - static_cast<double>(*lo));
   }
   return most;
 }
