@@ -24,6 +24,13 @@ std::string contract_source(const ir::Kernel& kernel) {
   return "";
 }
 
+/// The one form of every refusal: the kernel, what is wrong, then `note` (where, or which rule).
+[[noreturn]] void throw_refusal(const ir::Kernel& kernel, std::string_view why,
+                                std::string_view note) {
+  throw DispatchError(
+      fmt::format("{}: dispatch refused, nothing launched: {}{}", kernel.name, why, note));
+}
+
 /// Refuses with `why`, followed by where the failing declaration (`declaration`, e.g.
 /// "layout(...)" at `loc`) and the kernel's contract are in its source.
 [[noreturn]] void refuse(const ir::Kernel& kernel, const std::string& why,
@@ -34,8 +41,7 @@ std::string contract_source(const ir::Kernel& kernel) {
   }
   const std::string contract = contract_source(kernel);
   if (!contract.empty() && contract != where) where += (where.empty() ? "" : ", ") + contract;
-  throw DispatchError(fmt::format("{}: dispatch refused, nothing launched: {}{}", kernel.name, why,
-                                  where.empty() ? "" : " (" + where + ")"));
+  throw_refusal(kernel, why, where.empty() ? "" : " (" + where + ")");
 }
 
 std::string param_names(const ir::Kernel& kernel) {
@@ -126,8 +132,7 @@ std::string contract_note(const ir::Kernel& kernel) {
 
 /// Refuses a size-rule failure: the contract note already says where the rule is.
 [[noreturn]] void refuse_rule(const ir::Kernel& kernel, const std::string& why) {
-  throw DispatchError(fmt::format("{}: dispatch refused, nothing launched: {}{}", kernel.name, why,
-                                  contract_note(kernel)));
+  throw_refusal(kernel, why, contract_note(kernel));
 }
 
 struct Bound {
