@@ -7,16 +7,6 @@ namespace iron::ir {
 namespace {
 
 // Each table lists its entries in enum order.
-constexpr std::array kOpNames = {
-#define IRON_X(e, s, c) std::string_view{s},
-    IRON_IR_OPS(IRON_X)
-#undef IRON_X
-};
-constexpr std::array kOpClasses = {
-#define IRON_X(e, s, c) OpClass::c,
-    IRON_IR_OPS(IRON_X)
-#undef IRON_X
-};
 constexpr std::array<std::string_view, 8> kBuiltinNames = {
     "thread_id", "group_id", "group_size", "grid_groups",
     "global_id", "lane",     "simdgroup",  "simdgroup_count"};
@@ -45,11 +35,19 @@ bool find_name(const std::array<std::string_view, N>& names, std::string_view na
 
 }  // namespace
 
-std::string_view op_name(OpKind k) { return name_of(kOpNames, k); }
+std::string_view op_name(OpKind k) { return op_info(k).name; }
 
-OpClass op_class(OpKind k) { return kOpClasses.at(static_cast<std::size_t>(k)); }
+OpClass op_class(OpKind k) { return op_info(k).op_class; }
 
-bool parse_op_name(std::string_view name, OpKind& out) { return find_name(kOpNames, name, out); }
+bool parse_op_name(std::string_view name, OpKind& out) {
+  for (std::size_t i = 0; i < kOpTable.size(); ++i) {
+    if (kOpTable[i].name == name) {
+      out = static_cast<OpKind>(i);
+      return true;
+    }
+  }
+  return false;
+}
 
 std::string_view builtin_name(Builtin b) { return name_of(kBuiltinNames, b); }
 

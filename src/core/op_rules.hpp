@@ -13,8 +13,6 @@ std::size_t op_arity(OpKind k);
 /// How many nested blocks an op of this kind owns.
 std::size_t op_block_count(OpKind k);
 
-/// Whether an op of this kind defines a value.
-enum class ResultRule { Required, Forbidden, Optional };
 ResultRule op_result_rule(OpKind k);
 
 /// Type problems of `op`, whose operands have `operands` types (arity already checked); each is

@@ -30,7 +30,7 @@ TEST(CoreNames, DTypeSizes) {
 }
 
 TEST(CoreNames, OpNamesRoundTripAndClasses) {
-#define IRON_X(e, s, c)                              \
+#define IRON_X(e, s, c, ...)                         \
   {                                                  \
     OpKind k = OpKind::Const;                        \
     EXPECT_EQ(op_name(OpKind::e), s);                \

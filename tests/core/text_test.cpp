@@ -235,7 +235,7 @@ TEST(IrText, EveryOpKindRoundTrips) {
 
   std::set<OpKind> seen;
   walk(k.body, [&](const Op& op) { seen.insert(op.kind); });
-#define IRON_X(e, s, c) EXPECT_TRUE(seen.count(OpKind::e)) << "no " << s << " op in kEveryOp";
+#define IRON_X(e, s, c, ...) EXPECT_TRUE(seen.count(OpKind::e)) << "no " << s << " op in kEveryOp";
   IRON_IR_OPS(IRON_X)
 #undef IRON_X
 }

@@ -1,6 +1,6 @@
 /// Iron IR: a kernel is typed SSA values in nested blocks (loops and branches), plus its
-/// parameters, threadgroup allocations and dispatch contract. One X-macro list of op kinds
-/// drives the enum, the names used by the printer and parser, and the op classes.
+/// parameters, threadgroup allocations and dispatch contract. The op kinds and what each means
+/// to the verifier, passes, simulator and emitters are one table (op_table.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "iron/core/dtype.hpp"
+#include "iron/core/op_table.hpp"
 #include "iron/core/size_expr.hpp"
 
 namespace iron::ir {
@@ -23,92 +24,6 @@ struct SourceLoc {
   bool known() const { return line != 0; }
   bool operator==(const SourceLoc&) const = default;
 };
-
-// X(Enum, "text name", Class). Classes: leaf, unary, binary, compare, other.
-#define IRON_IR_OPS(X)                                         \
-  X(Const, "const", Leaf)                                      \
-  X(ConstexprRef, "constexpr", Leaf)                           \
-  X(Builtin, "builtin", Leaf)                                  \
-  X(Neg, "neg", Unary)                                         \
-  X(Not, "not", Unary)                                         \
-  X(Sqrt, "sqrt", Unary)                                       \
-  X(Rsqrt, "rsqrt", Unary)                                     \
-  X(Exp, "exp", Unary)                                         \
-  X(Exp2, "exp2", Unary)                                       \
-  X(Log, "log", Unary)                                         \
-  X(Log2, "log2", Unary)                                       \
-  X(Sin, "sin", Unary)                                         \
-  X(Cos, "cos", Unary)                                         \
-  X(Tanh, "tanh", Unary)                                       \
-  X(Erf, "erf", Unary)                                         \
-  X(Abs, "abs", Unary)                                         \
-  X(Recip, "recip", Unary)                                     \
-  X(Floor, "floor", Unary)                                     \
-  X(Ceil, "ceil", Unary)                                       \
-  X(Add, "add", Binary)                                        \
-  X(Sub, "sub", Binary)                                        \
-  X(Mul, "mul", Binary)                                        \
-  X(Div, "div", Binary)                                        \
-  X(Rem, "rem", Binary)                                        \
-  X(Min, "min", Binary)                                        \
-  X(Max, "max", Binary)                                        \
-  X(Pow, "pow", Binary)                                        \
-  X(Atan2, "atan2", Binary)                                    \
-  X(And, "and", Binary)                                        \
-  X(Or, "or", Binary)                                          \
-  X(Xor, "xor", Binary)                                        \
-  X(Shl, "shl", Binary)                                        \
-  X(Shr, "shr", Binary)                                        \
-  X(Eq, "eq", Compare)                                         \
-  X(Ne, "ne", Compare)                                         \
-  X(Lt, "lt", Compare)                                         \
-  X(Le, "le", Compare)                                         \
-  X(Gt, "gt", Compare)                                         \
-  X(Ge, "ge", Compare)                                         \
-  X(Select, "select", Other)                                   \
-  X(Fma, "fma", Other)                                         \
-  X(Cast, "cast", Other)                                       \
-  X(Bitcast, "bitcast", Other)                                 \
-  X(Load, "load", Other)                                       \
-  X(Store, "store", Other)                                     \
-  X(SharedLoad, "shared.load", Other)                          \
-  X(SharedStore, "shared.store", Other)                        \
-  X(AtomicAdd, "atomic.add", Atomic)                           \
-  X(AtomicMax, "atomic.max", Atomic)                           \
-  X(AtomicMin, "atomic.min", Atomic)                           \
-  X(AtomicAnd, "atomic.and", Atomic)                           \
-  X(AtomicOr, "atomic.or", Atomic)                             \
-  X(AtomicXor, "atomic.xor", Atomic)                           \
-  X(AtomicExchange, "atomic.xchg", Atomic)                     \
-  X(Barrier, "barrier", Other)                                 \
-  X(SimdSum, "simd.sum", Simd)                                 \
-  X(SimdMax, "simd.max", Simd)                                 \
-  X(SimdMin, "simd.min", Simd)                                 \
-  X(SimdPrefixSum, "simd.prefix_sum", Simd)                    \
-  X(SimdPrefixExclusiveSum, "simd.prefix_exclusive_sum", Simd) \
-  X(SimdShuffle, "simd.shuffle", Simd)                         \
-  X(SimdShuffleXor, "simd.shuffle_xor", Simd)                  \
-  X(SimdShuffleUp, "simd.shuffle_up", Simd)                    \
-  X(SimdShuffleDown, "simd.shuffle_down", Simd)                \
-  X(SimdBroadcast, "simd.broadcast", Simd)                     \
-  X(ReduceSum, "reduce.sum", Group)                            \
-  X(ReduceMax, "reduce.max", Group)                            \
-  X(ReduceMin, "reduce.min", Group)                            \
-  X(VarDecl, "var", Other)                                     \
-  X(Extract, "extract", Other)                                 \
-  X(VarLoad, "var.load", Other)                                \
-  X(VarStore, "var.store", Other)                              \
-  X(For, "for", Other)                                         \
-  X(If, "if", Other)
-
-enum class OpKind : std::uint8_t {
-#define IRON_X(e, s, c) e,
-  IRON_IR_OPS(IRON_X)
-#undef IRON_X
-};
-
-/// Coarse op families used by passes, the verifier and the simulator.
-enum class OpClass : std::uint8_t { Leaf, Unary, Binary, Compare, Atomic, Simd, Group, Other };
 
 std::string_view op_name(OpKind k);
 OpClass op_class(OpKind k);

@@ -1,0 +1,222 @@
+/// The op table: every Iron IR op kind in one list, with its spelling, operand count, nested
+/// blocks, result, type rule, traits and C math function. The enum, the printer and parser, the
+/// verifier's rules, the passes' predicates, the simulator's definedness checks and the
+/// dialects' function names all read this table, so adding an op starts here and the compiler
+/// (-Wswitch, no `default:`) names every switch that must learn it.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "iron/core/dtype.hpp"
+
+namespace iron::ir {
+
+/// Coarse op families used by passes, the verifier and the simulator.
+enum class OpClass : std::uint8_t { Leaf, Unary, Binary, Compare, Atomic, Simd, Group, Other };
+
+/// Whether an op of a kind defines a value.
+enum class ResultRule : std::uint8_t { Required, Forbidden, Optional };
+
+/// What an op's operand and result types must be (the verifier's rules, by family).
+enum class TypeRule : std::uint8_t {
+  Constant,          ///< const: the attribute fits the type (a bool is 0 or 1)
+  ConstexprValue,    ///< constexpr: the type of the constexpr parameter it reads
+  ThreadGeometry,    ///< builtin: u32, an axis only where the builtin has one
+  FloatOrSigned,     ///< operands and result one float or signed integer type (neg, abs)
+  IntegerOrBool,     ///< operands and result one integer or bool type (not, and, or, xor)
+  Integer,           ///< operands and result one integer type (shl, shr)
+  Float,             ///< operands and result one float type (math functions, pow, fma)
+  Number,            ///< operands and result one type, not bool (add, min, …)
+  Comparison,        ///< two operands of one type, a bool result
+  Selection,         ///< a bool condition, two operands and the result of one type
+  Conversion,        ///< any type to any type (cast)
+  Reinterpretation,  ///< any type to one of the same size (bitcast)
+  TensorAccess,      ///< integer index; element, value and result of the tensor's type
+  SharedAccess,      ///< integer index; element, value and result of the allocation's type
+  AtomicNumber,      ///< integer index; f32, i32 or u32 value, target and result
+  AtomicInteger,     ///< integer index; i32 or u32 value, target and result
+  CollectiveNumber,  ///< value and result of one type, not bool
+  CollectiveMove,    ///< value and result of one type; an integer lane, mask or delta
+  SameAsResult,      ///< every operand of the result's type (var, var.load, extract)
+  VariableStore,     ///< variable, value and declared type one type
+  LoopBounds,        ///< start, end, step and the induction value one integer type
+  Condition,         ///< a bool condition
+  NoOperands,        ///< barrier
+};
+
+/// Op traits, as bit flags.
+enum OpTrait : std::uint8_t {
+  kPure = 1u << 0,          ///< a function of its operands and attributes only
+  kEffect = 1u << 1,        ///< writes memory, synchronises or runs blocks: never moved or removed
+  kConvergent = 1u << 2,    ///< reached by every thread of a simdgroup or group together
+  kReadsMemory = 1u << 3,   ///< reads memory or a variable that may change
+  kWritesMemory = 1u << 4,  ///< writes memory or a variable
+  kCommutative = 1u << 5,   ///< its two operands may be swapped
+};
+
+// clang-format off
+// X(Enum, "text name", Class, operands, blocks, Result, TypeRule, traits, "C math function")
+// The C math function is the C library's double-precision name of the f32 function the
+// emitters call ("" for none); a dialect derives its own spelling from it.
+#define IRON_IR_OPS(X)                                                                                        \
+  X(Const,                  "const",                     Leaf,    0, 0, Required,  Constant,         kPure, "")                                  \
+  X(ConstexprRef,           "constexpr",                 Leaf,    0, 0, Required,  ConstexprValue,   kPure, "")                                  \
+  X(Builtin,                "builtin",                   Leaf,    0, 0, Required,  ThreadGeometry,   kPure, "")                                  \
+  X(Neg,                    "neg",                       Unary,   1, 0, Required,  FloatOrSigned,    kPure, "")                                  \
+  X(Not,                    "not",                       Unary,   1, 0, Required,  IntegerOrBool,    kPure, "")                                  \
+  X(Sqrt,                   "sqrt",                      Unary,   1, 0, Required,  Float,            kPure, "sqrt")                              \
+  X(Rsqrt,                  "rsqrt",                     Unary,   1, 0, Required,  Float,            kPure, "rsqrt")                             \
+  X(Exp,                    "exp",                       Unary,   1, 0, Required,  Float,            kPure, "exp")                               \
+  X(Exp2,                   "exp2",                      Unary,   1, 0, Required,  Float,            kPure, "exp2")                              \
+  X(Log,                    "log",                       Unary,   1, 0, Required,  Float,            kPure, "log")                               \
+  X(Log2,                   "log2",                      Unary,   1, 0, Required,  Float,            kPure, "log2")                              \
+  X(Sin,                    "sin",                       Unary,   1, 0, Required,  Float,            kPure, "sin")                               \
+  X(Cos,                    "cos",                       Unary,   1, 0, Required,  Float,            kPure, "cos")                               \
+  X(Tanh,                   "tanh",                      Unary,   1, 0, Required,  Float,            kPure, "tanh")                              \
+  X(Erf,                    "erf",                       Unary,   1, 0, Required,  Float,            kPure, "erf")                               \
+  X(Abs,                    "abs",                       Unary,   1, 0, Required,  FloatOrSigned,    kPure, "fabs")                              \
+  X(Recip,                  "recip",                     Unary,   1, 0, Required,  Float,            kPure, "")                                  \
+  X(Floor,                  "floor",                     Unary,   1, 0, Required,  Float,            kPure, "floor")                             \
+  X(Ceil,                   "ceil",                      Unary,   1, 0, Required,  Float,            kPure, "ceil")                              \
+  X(Add,                    "add",                       Binary,  2, 0, Required,  Number,           kPure | kCommutative, "")                   \
+  X(Sub,                    "sub",                       Binary,  2, 0, Required,  Number,           kPure, "")                                  \
+  X(Mul,                    "mul",                       Binary,  2, 0, Required,  Number,           kPure | kCommutative, "")                   \
+  X(Div,                    "div",                       Binary,  2, 0, Required,  Number,           kPure, "")                                  \
+  X(Rem,                    "rem",                       Binary,  2, 0, Required,  Number,           kPure, "fmod")                              \
+  X(Min,                    "min",                       Binary,  2, 0, Required,  Number,           kPure | kCommutative, "fmin")               \
+  X(Max,                    "max",                       Binary,  2, 0, Required,  Number,           kPure | kCommutative, "fmax")               \
+  X(Pow,                    "pow",                       Binary,  2, 0, Required,  Float,            kPure, "pow")                               \
+  X(Atan2,                  "atan2",                     Binary,  2, 0, Required,  Float,            kPure, "atan2")                             \
+  X(And,                    "and",                       Binary,  2, 0, Required,  IntegerOrBool,    kPure | kCommutative, "")                   \
+  X(Or,                     "or",                        Binary,  2, 0, Required,  IntegerOrBool,    kPure | kCommutative, "")                   \
+  X(Xor,                    "xor",                       Binary,  2, 0, Required,  IntegerOrBool,    kPure | kCommutative, "")                   \
+  X(Shl,                    "shl",                       Binary,  2, 0, Required,  Integer,          kPure, "")                                  \
+  X(Shr,                    "shr",                       Binary,  2, 0, Required,  Integer,          kPure, "")                                  \
+  X(Eq,                     "eq",                        Compare, 2, 0, Required,  Comparison,       kPure | kCommutative, "")                   \
+  X(Ne,                     "ne",                        Compare, 2, 0, Required,  Comparison,       kPure | kCommutative, "")                   \
+  X(Lt,                     "lt",                        Compare, 2, 0, Required,  Comparison,       kPure, "")                                  \
+  X(Le,                     "le",                        Compare, 2, 0, Required,  Comparison,       kPure, "")                                  \
+  X(Gt,                     "gt",                        Compare, 2, 0, Required,  Comparison,       kPure, "")                                  \
+  X(Ge,                     "ge",                        Compare, 2, 0, Required,  Comparison,       kPure, "")                                  \
+  X(Select,                 "select",                    Other,   3, 0, Required,  Selection,        kPure, "")                                  \
+  X(Fma,                    "fma",                       Other,   3, 0, Required,  Float,            kPure, "fma")                               \
+  X(Cast,                   "cast",                      Other,   1, 0, Required,  Conversion,       kPure, "")                                  \
+  X(Bitcast,                "bitcast",                   Other,   1, 0, Required,  Reinterpretation, kPure, "")                                  \
+  X(Load,                   "load",                      Other,   1, 0, Required,  TensorAccess,     kReadsMemory, "")                           \
+  X(Store,                  "store",                     Other,   2, 0, Forbidden, TensorAccess,     kEffect | kWritesMemory, "")                \
+  X(SharedLoad,             "shared.load",               Other,   1, 0, Required,  SharedAccess,     kReadsMemory, "")                           \
+  X(SharedStore,            "shared.store",              Other,   2, 0, Forbidden, SharedAccess,     kEffect | kWritesMemory, "")                \
+  X(AtomicAdd,              "atomic.add",                Atomic,  2, 0, Optional,  AtomicNumber,     kEffect | kReadsMemory | kWritesMemory, "") \
+  X(AtomicMax,              "atomic.max",                Atomic,  2, 0, Optional,  AtomicNumber,     kEffect | kReadsMemory | kWritesMemory, "") \
+  X(AtomicMin,              "atomic.min",                Atomic,  2, 0, Optional,  AtomicNumber,     kEffect | kReadsMemory | kWritesMemory, "") \
+  X(AtomicAnd,              "atomic.and",                Atomic,  2, 0, Optional,  AtomicInteger,    kEffect | kReadsMemory | kWritesMemory, "") \
+  X(AtomicOr,               "atomic.or",                 Atomic,  2, 0, Optional,  AtomicInteger,    kEffect | kReadsMemory | kWritesMemory, "") \
+  X(AtomicXor,              "atomic.xor",                Atomic,  2, 0, Optional,  AtomicInteger,    kEffect | kReadsMemory | kWritesMemory, "") \
+  X(AtomicExchange,         "atomic.xchg",               Atomic,  2, 0, Optional,  AtomicInteger,    kEffect | kReadsMemory | kWritesMemory, "") \
+  X(Barrier,                "barrier",                   Other,   0, 0, Forbidden, NoOperands,       kEffect | kConvergent, "")                  \
+  X(SimdSum,                "simd.sum",                  Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
+  X(SimdMax,                "simd.max",                  Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
+  X(SimdMin,                "simd.min",                  Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
+  X(SimdPrefixSum,          "simd.prefix_sum",           Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
+  X(SimdPrefixExclusiveSum, "simd.prefix_exclusive_sum", Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
+  X(SimdShuffle,            "simd.shuffle",              Simd,    2, 0, Required,  CollectiveMove,   kConvergent, "")                            \
+  X(SimdShuffleXor,         "simd.shuffle_xor",          Simd,    2, 0, Required,  CollectiveMove,   kConvergent, "")                            \
+  X(SimdShuffleUp,          "simd.shuffle_up",           Simd,    2, 0, Required,  CollectiveMove,   kConvergent, "")                            \
+  X(SimdShuffleDown,        "simd.shuffle_down",         Simd,    2, 0, Required,  CollectiveMove,   kConvergent, "")                            \
+  X(SimdBroadcast,          "simd.broadcast",            Simd,    2, 0, Required,  CollectiveMove,   kConvergent, "")                            \
+  X(ReduceSum,              "reduce.sum",                Group,   1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
+  X(ReduceMax,              "reduce.max",                Group,   1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
+  X(ReduceMin,              "reduce.min",                Group,   1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
+  X(VarDecl,                "var",                       Other,   1, 0, Required,  SameAsResult,     0, "")                                      \
+  X(Extract,                "extract",                   Other,   1, 0, Required,  SameAsResult,     kPure, "")                                  \
+  X(VarLoad,                "var.load",                  Other,   1, 0, Required,  SameAsResult,     kReadsMemory, "")                           \
+  X(VarStore,               "var.store",                 Other,   2, 0, Forbidden, VariableStore,    kEffect | kWritesMemory, "")                \
+  X(For,                    "for",                       Other,   3, 1, Required,  LoopBounds,       kEffect, "")                                \
+  X(If,                     "if",                        Other,   1, 2, Forbidden, Condition,        kEffect, "")
+// clang-format on
+
+enum class OpKind : std::uint8_t {
+#define IRON_X(e, name, cls, operands, blocks, result, types, traits, c_function) e,
+  IRON_IR_OPS(IRON_X)
+#undef IRON_X
+};
+
+/// One row of the op table. A vector store (lanes > 1) takes one value operand per lane, so
+/// its operand count is `operands - 1 + lanes`.
+struct OpInfo {
+  std::string_view name;
+  OpClass op_class;
+  std::uint8_t operands;
+  std::uint8_t blocks;
+  ResultRule result;
+  TypeRule types;
+  std::uint8_t traits;
+  std::string_view c_function;
+
+  constexpr bool has(OpTrait t) const { return (traits & t) != 0; }
+};
+
+/// The table, in enum order.
+inline constexpr std::array kOpTable = {
+#define IRON_X(e, name, cls, operands, blocks, result, types, traits, c_function) \
+  OpInfo{name,                                                                    \
+         OpClass::cls,                                                            \
+         operands,                                                                \
+         blocks,                                                                  \
+         ResultRule::result,                                                      \
+         TypeRule::types,                                                         \
+         std::uint8_t(traits),                                                    \
+         c_function},
+    IRON_IR_OPS(IRON_X)
+#undef IRON_X
+};
+
+/// The table's row for `k`.
+constexpr const OpInfo& op_info(OpKind k) { return kOpTable[static_cast<std::size_t>(k)]; }
+
+/// Whether an op of kind `k` is defined on values of type `t` (its operand type: the element of
+/// arithmetic, comparison and collective ops, the value of an atomic). Rules about where
+/// operands come from (tensors, variables, lanes) are the verifier's.
+constexpr bool op_defined_on(OpKind k, DType t) {
+  switch (op_info(k).types) {
+    case TypeRule::FloatOrSigned:
+      return is_float(t) || is_signed_int(t);
+    case TypeRule::IntegerOrBool:
+      return !is_float(t);
+    case TypeRule::Integer:
+    case TypeRule::LoopBounds:
+      return is_integer(t);
+    case TypeRule::Float:
+      return is_float(t);
+    case TypeRule::Number:
+    case TypeRule::CollectiveNumber:
+      return t != DType::Bool;
+    case TypeRule::AtomicNumber:
+      return t == DType::F32 || t == DType::I32 || t == DType::U32;
+    case TypeRule::AtomicInteger:
+      return t == DType::I32 || t == DType::U32;
+    case TypeRule::ThreadGeometry:
+      return t == DType::U32;
+    case TypeRule::Condition:
+      return t == DType::Bool;
+    case TypeRule::Constant:
+    case TypeRule::ConstexprValue:
+    case TypeRule::Comparison:
+    case TypeRule::Selection:
+    case TypeRule::Conversion:
+    case TypeRule::Reinterpretation:
+    case TypeRule::TensorAccess:
+    case TypeRule::SharedAccess:
+    case TypeRule::CollectiveMove:
+    case TypeRule::SameAsResult:
+    case TypeRule::VariableStore:
+    case TypeRule::NoOperands:
+      return true;
+  }
+  return false;
+}
+
+}  // namespace iron::ir

@@ -1,0 +1,121 @@
+/// Named views over an op's positional operands: `ForOp(op).end()` instead of `op.args[1]`, so
+/// the meaning of each operand is written once, here, next to the op table's arities. A view
+/// over a non-const op gives assignable operands (`ForOp(op).end() = v`).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <type_traits>
+
+#include "iron/core/error.hpp"
+#include "iron/core/ir.hpp"
+
+namespace iron::ir {
+
+/// The common part of every view: the op, checked to be of one of the view's kinds.
+template <class O>
+class OpView {
+ public:
+  using Id = std::conditional_t<std::is_const_v<O>, const ValueId, ValueId>;
+  using BlockRef = std::conditional_t<std::is_const_v<O>, const Block, Block>;
+
+  O& op() const { return op_; }
+  ValueId result() const { return op_.result; }
+
+ protected:
+  OpView(O& op, bool kind_matches) : op_(op) {
+    IRON_INTERNAL_ASSERT(kind_matches, "an op view over an op of another kind");
+  }
+  Id& arg(std::size_t i) const { return op_.args[i]; }
+
+ private:
+  O& op_;
+};
+
+/// for: runs `body` with the induction value `result` = start, start + step, … while < end.
+template <class O>
+class ForOp : public OpView<O> {
+ public:
+  explicit ForOp(O& op) : OpView<O>(op, op.kind == OpKind::For) {}
+  typename OpView<O>::Id& start() const { return this->arg(0); }
+  typename OpView<O>::Id& end() const { return this->arg(1); }
+  typename OpView<O>::Id& step() const { return this->arg(2); }
+  ValueId induction() const { return this->result(); }
+  typename OpView<O>::BlockRef& body() const { return this->op().blocks[0]; }
+};
+
+/// if: runs `then_block` when `condition` holds, else `else_block`.
+template <class O>
+class IfOp : public OpView<O> {
+ public:
+  explicit IfOp(O& op) : OpView<O>(op, op.kind == OpKind::If) {}
+  typename OpView<O>::Id& condition() const { return this->arg(0); }
+  typename OpView<O>::BlockRef& then_block() const { return this->op().blocks[0]; }
+  typename OpView<O>::BlockRef& else_block() const { return this->op().blocks[1]; }
+};
+
+/// select: `if_true` where `condition` holds, else `if_false`.
+template <class O>
+class SelectOp : public OpView<O> {
+ public:
+  explicit SelectOp(O& op) : OpView<O>(op, op.kind == OpKind::Select) {}
+  typename OpView<O>::Id& condition() const { return this->arg(0); }
+  typename OpView<O>::Id& if_true() const { return this->arg(1); }
+  typename OpView<O>::Id& if_false() const { return this->arg(2); }
+};
+
+/// A load or store of a tensor or of threadgroup memory, or an atomic: `index` into the target;
+/// a store's or atomic's values follow it (one per lane for a vector store).
+template <class O>
+class AccessOp : public OpView<O> {
+ public:
+  explicit AccessOp(O& op) : OpView<O>(op, is_access(op.kind)) {}
+  typename OpView<O>::Id& index() const { return this->arg(0); }
+  /// The stored or combined value (of lane `lane` for a vector store).
+  typename OpView<O>::Id& value(std::size_t lane = 0) const { return this->arg(1 + lane); }
+  /// Every stored value, one per lane (empty for a load).
+  std::span<typename OpView<O>::Id> values() const { return std::span(this->op().args).subspan(1); }
+  bool is_store() const { return op_info(this->op().kind).has(kWritesMemory); }
+  bool is_shared() const { return this->op().shared >= 0; }
+
+  static constexpr bool is_access(OpKind k) {
+    const TypeRule t = op_info(k).types;
+    return t == TypeRule::TensorAccess || t == TypeRule::SharedAccess ||
+           t == TypeRule::AtomicNumber || t == TypeRule::AtomicInteger;
+  }
+};
+
+/// var, var.load, var.store: a variable (`var`'s result) with an initial or stored value.
+template <class O>
+class VarOp : public OpView<O> {
+ public:
+  explicit VarOp(O& op)
+      : OpView<O>(op, op.kind == OpKind::VarDecl || op.kind == OpKind::VarLoad ||
+                          op.kind == OpKind::VarStore) {}
+  /// var: the initial value.
+  typename OpView<O>::Id& init() const { return this->arg(0); }
+  /// var.load, var.store: the variable.
+  typename OpView<O>::Id& variable() const { return this->arg(0); }
+  /// var.store: the value stored.
+  typename OpView<O>::Id& value() const { return this->arg(1); }
+};
+
+/// A simd shuffle or broadcast: `value` moved across lanes by `lane` (a lane, mask or delta).
+template <class O>
+class SimdMoveOp : public OpView<O> {
+ public:
+  explicit SimdMoveOp(O& op) : OpView<O>(op, op_info(op.kind).types == TypeRule::CollectiveMove) {}
+  typename OpView<O>::Id& value() const { return this->arg(0); }
+  typename OpView<O>::Id& lane() const { return this->arg(1); }
+};
+
+/// extract: lane `lane()` of the vector `vector()`.
+template <class O>
+class ExtractOp : public OpView<O> {
+ public:
+  explicit ExtractOp(O& op) : OpView<O>(op, op.kind == OpKind::Extract) {}
+  typename OpView<O>::Id& vector() const { return this->arg(0); }
+  int lane() const { return static_cast<int>(this->op().ivalue); }
+};
+
+}  // namespace iron::ir
