@@ -3,14 +3,21 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
-#include <stdexcept>
+
+#include "iron/core/error.hpp"
 
 namespace iron::cli {
 
-/// A mistake on the command line (unknown name, bad value); `iron` exits with status 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
+/// A mistake on the command line or in an input file; `iron` exits with kExitUsage.
+using UsageError = iron::UsageError;
+
+/// The exit statuses of `iron`, one per kind of outcome (docs/cli.md).
+enum ExitStatus : int {
+  kExitSuccess = 0,      ///< the command did what was asked
+  kExitCheckFailed = 1,  ///< a test, bench or snapshot check ran and failed
+  kExitUsage = 2,        ///< the command line or an input file cannot be used
+  kExitRefused = 3,      ///< the kernel or its launch was refused (any other iron::Error)
+  kExitInternal = 4,     ///< a bug in Iron itself
 };
 
 /// A subcommand's parser and its action, run once the parser matched; returns the exit status.

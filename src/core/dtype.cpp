@@ -69,7 +69,7 @@ IntegerRange integer_range(DType t) {
     case DType::BF16:
       break;
   }
-  internal_error("integer_range of a float dtype", __FILE__, __LINE__);
+  IRON_INTERNAL_ERROR("integer_range of a float dtype");
 }
 
 }  // namespace iron

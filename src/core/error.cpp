@@ -11,7 +11,7 @@ std::string format_loc(const ir::SourceLoc& loc) {
 }
 
 void internal_error(const std::string& what, const char* file, int line) {
-  throw std::logic_error(fmt::format("internal error: {} ({}:{})", what, file, line));
+  throw InternalError(fmt::format("internal error: {} ({}:{})", what, file, line));
 }
 
 }  // namespace iron

@@ -100,6 +100,51 @@ class Hasher {
     u64(static_cast<std::uint64_t>(op.shared));
   }
 
+  /// What an op holds besides its operands, by its type rule: a constant's value, a builtin, a
+  /// lane, the parameter or allocation it reads or writes.
+  void attributes(const Op& op) {
+    switch (op_info(op.kind).types) {
+      case TypeRule::Constant:
+        if (!is_float(op.type)) {
+          u64(static_cast<std::uint64_t>(op.ivalue));
+        } else {
+          u64(std::isnan(op.fvalue) ? 0x7ff8000000000000ull
+                                    : std::bit_cast<std::uint64_t>(op.fvalue));
+        }
+        return;
+      case TypeRule::ThreadGeometry:
+        u64(static_cast<std::uint64_t>(op.builtin));
+        u64(op.axis);
+        return;
+      case TypeRule::SameAsResult:
+        if (op.kind == OpKind::Extract) u64(static_cast<std::uint64_t>(op.ivalue));
+        return;
+      case TypeRule::ConstexprValue:
+      case TypeRule::TensorAccess:
+      case TypeRule::SharedAccess:
+      case TypeRule::AtomicNumber:
+      case TypeRule::AtomicInteger:
+        target(op);
+        return;
+      case TypeRule::FloatOrSigned:
+      case TypeRule::IntegerOrBool:
+      case TypeRule::Integer:
+      case TypeRule::Float:
+      case TypeRule::Number:
+      case TypeRule::Comparison:
+      case TypeRule::Selection:
+      case TypeRule::Conversion:
+      case TypeRule::Reinterpretation:
+      case TypeRule::CollectiveNumber:
+      case TypeRule::CollectiveMove:
+      case TypeRule::VariableStore:
+      case TypeRule::LoopBounds:
+      case TypeRule::Condition:
+      case TypeRule::NoOperands:
+        return;
+    }
+  }
+
   void block(const Block& b) {
     u64(b.ops.size());
     for (const Op& op : b.ops) this->op(op);
@@ -115,32 +160,7 @@ class Hasher {
     if (op.result != kNoValue) value(op.result);
     u64(op.args.size());
     for (ValueId a : op.args) value(a);
-    switch (op.kind) {
-      case OpKind::Const:
-        if (!is_float(op.type)) {
-          u64(static_cast<std::uint64_t>(op.ivalue));
-        } else {
-          u64(std::isnan(op.fvalue) ? 0x7ff8000000000000ull
-                                    : std::bit_cast<std::uint64_t>(op.fvalue));
-        }
-        break;
-      case OpKind::Builtin:
-        u64(static_cast<std::uint64_t>(op.builtin));
-        u64(op.axis);
-        break;
-      case OpKind::Extract:
-        u64(static_cast<std::uint64_t>(op.ivalue));
-        break;
-      case OpKind::ConstexprRef:
-      case OpKind::Load:
-      case OpKind::Store:
-      case OpKind::SharedLoad:
-      case OpKind::SharedStore:
-        target(op);
-        break;
-      default:
-        if (op_class(op.kind) == OpClass::Atomic) target(op);
-    }
+    attributes(op);
     u64(op.blocks.size());
     for (const Block& b : op.blocks) block(b);
   }

@@ -1,51 +1,100 @@
-/// Per-op-kind rules of Iron IR: operand counts, blocks, results and operand/result types.
+/// Per-op-kind rules of Iron IR, read from the op table: operand counts, blocks, results, and
+/// operand/result types checked by each type rule, whose element-type part is op_defined_on.
 #include "op_rules.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace iron::ir {
 namespace {
 
-bool is_any(OpKind k, std::initializer_list<OpKind> kinds) {
-  for (OpKind x : kinds) {
-    if (x == k) return true;
+/// Whether some atomic op takes values of type `t`.
+bool any_atomic_on(DType t) {
+  for (std::size_t i = 0; i < kOpTable.size(); ++i) {
+    const auto k = static_cast<OpKind>(i);
+    if (op_class(k) == OpClass::Atomic && op_defined_on(k, t)) return true;
   }
   return false;
 }
 
-/// Shuffles and broadcast take a second, integer operand (lane, mask or delta).
-bool is_simd_move(OpKind k) {
-  return is_any(k, {OpKind::SimdShuffle, OpKind::SimdShuffleXor, OpKind::SimdShuffleUp,
-                    OpKind::SimdShuffleDown, OpKind::SimdBroadcast});
-}
-
-/// Checks one op's types; collects the problems.
+/// Checks one op's types against its type rule; collects the problems.
 class TypeCheck {
  public:
   TypeCheck(const Kernel& k, const Op& op, const std::vector<DType>& t) : k_(k), op_(op), t_(t) {}
 
   std::vector<std::string> run() {
-    switch (op_class(op_.kind)) {
-      case OpClass::Leaf:
-        leaf();
+    switch (op_info(op_.kind).types) {
+      case TypeRule::Constant:
+        constant();
         break;
-      case OpClass::Unary:
-      case OpClass::Binary:
-        arithmetic();
+      case TypeRule::ConstexprValue:
+        constexpr_value();
         break;
-      case OpClass::Compare:
+      case TypeRule::ThreadGeometry:
+        thread_geometry();
+        break;
+      case TypeRule::FloatOrSigned:
+        arithmetic("needs a float or signed integer, got {}");
+        break;
+      case TypeRule::IntegerOrBool:
+        arithmetic("needs integers or bools, got {}");
+        break;
+      case TypeRule::Integer:
+        arithmetic("needs integers, got {}");
+        break;
+      case TypeRule::Float:
+        arithmetic("needs floats, got {}");
+        break;
+      case TypeRule::Number:
+        arithmetic("needs numbers, got {}");
+        break;
+      case TypeRule::Comparison:
         same({t_[0], t_[1]});
         if (op_.type != DType::Bool) fail("result must be bool, got {}", dtype_name(op_.type));
         break;
-      case OpClass::Atomic:
+      case TypeRule::Selection:
+        condition(t_[0]);
+        same({t_[1], t_[2], op_.type});
+        break;
+      case TypeRule::Conversion:  // any type to any other
+        break;
+      case TypeRule::Reinterpretation:
+        if (dtype_size(t_[0]) != dtype_size(op_.type)) {
+          fail("{} and {} differ in size", dtype_name(t_[0]), dtype_name(op_.type));
+        }
+        break;
+      case TypeRule::TensorAccess:
+        tensor_access();
+        break;
+      case TypeRule::SharedAccess:
+        shared_access();
+        break;
+      case TypeRule::AtomicNumber:
+      case TypeRule::AtomicInteger:
         atomic();
         break;
-      case OpClass::Simd:
-      case OpClass::Group:
-        collective();
+      case TypeRule::CollectiveNumber:
+        same({t_[0], op_.type});
+        element("needs numbers, got {}");
         break;
-      case OpClass::Other:
-        other();
+      case TypeRule::CollectiveMove:
+        same({t_[0], op_.type});
+        if (!is_integer(t_[1])) fail("lane operand must be an integer, got {}", dtype_name(t_[1]));
+        break;
+      case TypeRule::SameAsResult:
+        same({t_[0], op_.type});
+        break;
+      case TypeRule::VariableStore:
+        same({t_[0], t_[1], op_.type});
+        break;
+      case TypeRule::LoopBounds:
+        arithmetic("bounds must be integers, got {}");
+        break;
+      case TypeRule::Condition:
+        condition(t_[0]);
+        break;
+      case TypeRule::NoOperands:
         break;
     }
     return std::move(problems_);
@@ -60,14 +109,29 @@ class TypeCheck {
 
   /// Whether all `types` are one type; reports them otherwise.
   bool same(std::vector<DType> types) {
-    for (DType t : types) {
-      if (t == types[0]) continue;
-      std::string text;
-      for (DType x : types) text += (text.empty() ? "" : ", ") + std::string(dtype_name(x));
-      fail("types differ ({})", text);
-      return false;
+    if (std::all_of(types.begin(), types.end(), [&](DType t) { return t == types[0]; })) {
+      return true;
     }
-    return true;
+    std::string text;
+    for (DType x : types) text += (text.empty() ? "" : ", ") + std::string(dtype_name(x));
+    fail("types differ ({})", text);
+    return false;
+  }
+
+  /// The op's element type (its result's) is one it is defined on; reports `what` otherwise.
+  void element(fmt::format_string<std::string_view> what) {
+    if (!op_defined_on(op_.kind, op_.type)) fail(what, dtype_name(op_.type));
+  }
+
+  /// Operands and result of one type, one the op is defined on.
+  void arithmetic(fmt::format_string<std::string_view> what) {
+    std::vector<DType> types = t_;
+    types.push_back(op_.type);
+    if (same(types)) element(what);
+  }
+
+  void condition(DType t) {
+    if (t != DType::Bool) fail("condition must be bool, got {}", dtype_name(t));
   }
 
   void integer_index() {
@@ -84,63 +148,35 @@ class TypeCheck {
     return &k_.shared[op_.shared];
   }
 
-  void leaf() {
-    if (op_.kind == OpKind::Const) {
-      if (op_.type == DType::Bool && op_.ivalue != 0 && op_.ivalue != 1) {
-        fail("a bool constant must be 0 or 1, got {}", op_.ivalue);
-      }
-    } else if (op_.kind == OpKind::ConstexprRef) {
-      const Param* p = param();
-      if (p == nullptr || p->kind != ParamKind::Constexpr) {
-        fail("refers to a parameter that is not a constexpr");
-      } else if (p->dtype != op_.type) {
-        fail("type {} differs from constexpr '{}' of type {}", dtype_name(op_.type), p->name,
-             dtype_name(p->dtype));
-      }
-    } else {
-      const int max_axis = builtin_has_axis(op_.builtin) ? 2 : 0;
-      if (op_.axis > max_axis) fail("{} has axis {}", builtin_name(op_.builtin), op_.axis);
-      if (op_.type != DType::U32) fail("type must be u32, got {}", dtype_name(op_.type));
+  void constant() {
+    if (op_.type == DType::Bool && op_.ivalue != 0 && op_.ivalue != 1) {
+      fail("a bool constant must be 0 or 1, got {}", op_.ivalue);
     }
   }
 
-  void arithmetic() {
-    std::vector<DType> types = t_;
-    types.push_back(op_.type);
-    if (!same(types)) return;
-    const DType t = op_.type;
-    const OpKind k = op_.kind;
-    if (is_any(k, {OpKind::Neg, OpKind::Abs})) {
-      if (!is_float(t) && !is_signed_int(t))
-        fail("needs a float or signed integer, got {}", dtype_name(t));
-    } else if (is_any(k, {OpKind::Not, OpKind::And, OpKind::Or, OpKind::Xor})) {
-      if (is_float(t)) fail("needs integers or bools, got {}", dtype_name(t));
-    } else if (is_any(k, {OpKind::Shl, OpKind::Shr})) {
-      if (!is_integer(t)) fail("needs integers, got {}", dtype_name(t));
-    } else if (op_class(k) == OpClass::Unary || is_any(k, {OpKind::Pow, OpKind::Atan2})) {
-      if (!is_float(t)) fail("needs floats, got {}", dtype_name(t));
-    } else if (t == DType::Bool) {
-      fail("needs numbers, got bool");
+  void constexpr_value() {
+    const Param* p = param();
+    if (p == nullptr || p->kind != ParamKind::Constexpr) {
+      fail("refers to a parameter that is not a constexpr");
+    } else if (p->dtype != op_.type) {
+      fail("type {} differs from constexpr '{}' of type {}", dtype_name(op_.type), p->name,
+           dtype_name(p->dtype));
     }
   }
 
-  void collective() {
-    same({t_[0], op_.type});
-    if (is_simd_move(op_.kind)) {
-      if (!is_integer(t_[1])) fail("lane operand must be an integer, got {}", dtype_name(t_[1]));
-    } else if (op_.type == DType::Bool) {
-      fail("needs numbers, got bool");
-    }
+  void thread_geometry() {
+    const int max_axis = builtin_has_axis(op_.builtin) ? 2 : 0;
+    if (op_.axis > max_axis) fail("{} has axis {}", builtin_name(op_.builtin), op_.axis);
+    element("type must be u32, got {}");
   }
 
   void atomic() {
     integer_index();
     const DType t = op_.type;
-    if (t != DType::F32 && t != DType::I32 && t != DType::U32) {
+    if (!any_atomic_on(t)) {
       fail("works on f32, i32 and u32 only, got {}", dtype_name(t));
-    } else if (!is_integer(t) && is_any(op_.kind, {OpKind::AtomicAnd, OpKind::AtomicOr,
-                                                   OpKind::AtomicXor, OpKind::AtomicExchange})) {
-      fail("works on integers only, got {}", dtype_name(t));
+    } else {
+      element("works on integers only, got {}");
     }
     const Param* p = param();
     const SharedAlloc* s = shared();
@@ -153,6 +189,13 @@ class TypeCheck {
     }
   }
 
+  /// The element, the result and (for a store) every stored value of one type.
+  void accessed_types(DType element_type) {
+    std::vector<DType> types = {element_type, op_.type};
+    if (op_info(op_.kind).has(kWritesMemory)) types.insert(types.end(), t_.begin() + 1, t_.end());
+    same(types);
+  }
+
   void tensor_access() {
     integer_index();
     const Param* p = param();
@@ -160,12 +203,10 @@ class TypeCheck {
       fail("target is not a tensor parameter");
       return;
     }
-    if (op_.kind == OpKind::Store && p->kind == ParamKind::Input) {
+    if (op_info(op_.kind).has(kWritesMemory) && p->kind == ParamKind::Input) {
       problems_.push_back(fmt::format("stores into input tensor '{}'", p->name));
     }
-    std::vector<DType> types = {p->dtype, op_.type};
-    if (op_.kind == OpKind::Store) types.insert(types.end(), t_.begin() + 1, t_.end());
-    same(types);
+    accessed_types(p->dtype);
   }
 
   void shared_access() {
@@ -175,54 +216,7 @@ class TypeCheck {
       fail("refers to no shared allocation");
       return;
     }
-    std::vector<DType> types = {s->dtype, op_.type};
-    if (op_.kind == OpKind::SharedStore) types.insert(types.end(), t_.begin() + 1, t_.end());
-    same(types);
-  }
-
-  void other() {
-    switch (op_.kind) {
-      case OpKind::Select:
-        if (t_[0] != DType::Bool) fail("condition must be bool, got {}", dtype_name(t_[0]));
-        same({t_[1], t_[2], op_.type});
-        break;
-      case OpKind::Fma:
-        if (same({t_[0], t_[1], t_[2], op_.type}) && !is_float(op_.type)) {
-          fail("needs floats, got {}", dtype_name(op_.type));
-        }
-        break;
-      case OpKind::Bitcast:
-        if (dtype_size(t_[0]) != dtype_size(op_.type)) {
-          fail("{} and {} differ in size", dtype_name(t_[0]), dtype_name(op_.type));
-        }
-        break;
-      case OpKind::Load:
-      case OpKind::Store:
-        tensor_access();
-        break;
-      case OpKind::SharedLoad:
-      case OpKind::SharedStore:
-        shared_access();
-        break;
-      case OpKind::VarDecl:
-      case OpKind::VarLoad:
-      case OpKind::Extract:
-        same({t_[0], op_.type});
-        break;
-      case OpKind::VarStore:
-        same({t_[0], t_[1], op_.type});
-        break;
-      case OpKind::For:
-        if (same({t_[0], t_[1], t_[2], op_.type}) && !is_integer(op_.type)) {
-          fail("bounds must be integers, got {}", dtype_name(op_.type));
-        }
-        break;
-      case OpKind::If:
-        if (t_[0] != DType::Bool) fail("condition must be bool, got {}", dtype_name(t_[0]));
-        break;
-      default:  // cast converts any type to any other; barrier has no operands
-        break;
-    }
+    accessed_types(s->dtype);
   }
 
   const Kernel& k_;
@@ -233,36 +227,17 @@ class TypeCheck {
 
 }  // namespace
 
-std::size_t op_arity(OpKind k) {
-  if (is_any(k, {OpKind::Select, OpKind::Fma, OpKind::For})) return 3;
-  if (is_any(k, {OpKind::Store, OpKind::SharedStore, OpKind::VarStore}) || is_simd_move(k)) {
-    return 2;
-  }
-  switch (op_class(k)) {
-    case OpClass::Leaf:
-      return 0;
-    case OpClass::Binary:
-    case OpClass::Compare:
-    case OpClass::Atomic:
-      return 2;
-    default:
-      return k == OpKind::Barrier ? 0 : 1;
-  }
+std::size_t op_arity(const Op& op) {
+  const OpInfo& info = op_info(op.kind);
+  const bool vector_store =
+      op.lanes > 1 && info.has(kWritesMemory) &&
+      (info.types == TypeRule::TensorAccess || info.types == TypeRule::SharedAccess);
+  return info.operands + (vector_store ? op.lanes - 1 : 0);
 }
 
-std::size_t op_block_count(OpKind k) {
-  if (k == OpKind::For) return 1;
-  return k == OpKind::If ? 2 : 0;
-}
+std::size_t op_block_count(OpKind k) { return op_info(k).blocks; }
 
-ResultRule op_result_rule(OpKind k) {
-  if (op_class(k) == OpClass::Atomic) return ResultRule::Optional;
-  if (is_any(k,
-             {OpKind::Store, OpKind::SharedStore, OpKind::VarStore, OpKind::Barrier, OpKind::If})) {
-    return ResultRule::Forbidden;
-  }
-  return ResultRule::Required;
-}
+ResultRule op_result_rule(OpKind k) { return op_info(k).result; }
 
 std::vector<std::string> op_type_problems(const Kernel& k, const Op& op,
                                           const std::vector<DType>& operands) {

@@ -194,7 +194,7 @@ class Cursor {
     }
     op.lanes = *lanes;
   }
-  void end() {
+  void end() const {
     if (peek() != nullptr) fail_here(fmt::format("unexpected {} at end of line", describe(peek())));
   }
 
@@ -450,49 +450,65 @@ class Parser {
     const std::string_view name = c.word("an op name");
     if (!parse_op_name(name, op.kind)) c.fail_here(fmt::format("unknown op '{}'", name));
     std::string_view literal;  // a constant's text, read once its type is known
-    switch (op.kind) {
-      case OpKind::For:
+    // What an op refers to besides its operands follows from its type rule (as the printer's).
+    switch (op_info(op.kind).types) {
+      case TypeRule::LoopBounds:
         if (op.result != kNoValue) c.fail_here("write a loop as 'for %N = %a to %b step %c'");
         for_op(c, op, line.number);
         return op;
-      case OpKind::If:
+      case TypeRule::Condition:
         if_op(c, op, line.number);
         return op;
-      case OpKind::Const:
+      case TypeRule::Constant:
         literal = c.word("a constant");
         break;
-      case OpKind::ConstexprRef:
+      case TypeRule::ConstexprValue:
         op.param = param_index(c, c.word("a constexpr parameter name"));
         break;
-      case OpKind::Builtin:
+      case TypeRule::ThreadGeometry:
         builtin(c, op);
         break;
-      case OpKind::Extract:
-        op.args.push_back(c.value("the vector operand"));
-        c.punct(',', "before the lane");
-        op.ivalue = c.integer<std::int64_t>("the lane");
-        break;
-      case OpKind::Load:
-      case OpKind::Store:
+      case TypeRule::TensorAccess:
         op.param = param_index(c, c.word("a tensor parameter name"));
         indexed_args(c, op);
         break;
-      case OpKind::SharedLoad:
-      case OpKind::SharedStore:
+      case TypeRule::SharedAccess:
         op.shared = shared_ref(c);
         indexed_args(c, op);
         break;
-      default:
-        if (op_class(op.kind) == OpClass::Atomic) {
-          if (c.at(Token::Kind::Shared)) {
-            op.shared = shared_ref(c);
-          } else {
-            op.param = param_index(c, c.word("a tensor parameter or a shared allocation '@name'"));
-          }
-          indexed_args(c, op);
+      case TypeRule::AtomicNumber:
+      case TypeRule::AtomicInteger:
+        if (c.at(Token::Kind::Shared)) {
+          op.shared = shared_ref(c);
+        } else {
+          op.param = param_index(c, c.word("a tensor parameter or a shared allocation '@name'"));
+        }
+        indexed_args(c, op);
+        break;
+      case TypeRule::SameAsResult:
+        if (op.kind == OpKind::Extract) {
+          op.args.push_back(c.value("the vector operand"));
+          c.punct(',', "before the lane");
+          op.ivalue = c.integer<std::int64_t>("the lane");
         } else {
           value_list(c, op);
         }
+        break;
+      case TypeRule::FloatOrSigned:
+      case TypeRule::IntegerOrBool:
+      case TypeRule::Integer:
+      case TypeRule::Float:
+      case TypeRule::Number:
+      case TypeRule::Comparison:
+      case TypeRule::Selection:
+      case TypeRule::Conversion:
+      case TypeRule::Reinterpretation:
+      case TypeRule::CollectiveNumber:
+      case TypeRule::CollectiveMove:
+      case TypeRule::VariableStore:
+      case TypeRule::NoOperands:
+        value_list(c, op);
+        break;
     }
     if (op.kind != OpKind::Barrier) c.op_type_suffix(op);
     if (op.kind == OpKind::Const) constant(c, op, literal);

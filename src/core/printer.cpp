@@ -20,7 +20,7 @@ std::string format_double(double v) {
   char buf[32];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   IRON_INTERNAL_ASSERT(ec == std::errc(), "to_chars failed on a double");
-  return std::string(buf, end);
+  return {buf, end};
 }
 
 std::string value(ValueId id) { return fmt::format("%{}", id); }
@@ -84,7 +84,7 @@ class Printer {
   }
 
   void op(const Op& op, int depth) {
-    const std::string indent(2 * depth, ' ');
+    const std::string indent(2 * static_cast<std::size_t>(depth), ' ');
     out_ += indent;
     if (op.kind == OpKind::For) {
       IRON_INTERNAL_ASSERT(op.args.size() == 3 && op.blocks.size() == 1, "malformed for op");
@@ -121,26 +121,44 @@ class Printer {
     return text;
   }
 
-  /// Everything between the op name and the type suffix.
+  /// Everything between the op name and the type suffix, by the op's type rule: what an op
+  /// refers to besides its operands (a literal, a parameter, a builtin, an access's target or a
+  /// lane) follows from it.
   std::string operands(const Op& op) const {
-    switch (op.kind) {
-      case OpKind::Const:
+    switch (op_info(op.kind).types) {
+      case TypeRule::Constant:
         return " " + (is_float(op.type) ? format_double(op.fvalue) : std::to_string(op.ivalue));
-      case OpKind::ConstexprRef:
+      case TypeRule::ConstexprValue:
         return " " + param_name(op.param);
-      case OpKind::Builtin:
+      case TypeRule::ThreadGeometry:
         return " " + builtin(op);
-      case OpKind::Extract:
-        return value_list(op.args, 0) + fmt::format(", {}", op.ivalue);
-      case OpKind::Load:
-      case OpKind::Store:
-      case OpKind::SharedLoad:
-      case OpKind::SharedStore:
+      case TypeRule::TensorAccess:
+      case TypeRule::SharedAccess:
+      case TypeRule::AtomicNumber:
+      case TypeRule::AtomicInteger:
         return " " + indexed(op);
-      default:
-        if (op_class(op.kind) == OpClass::Atomic) return " " + indexed(op);
+      case TypeRule::SameAsResult:
+        if (op.kind == OpKind::Extract)
+          return value_list(op.args, 0) + fmt::format(", {}", op.ivalue);
+        return value_list(op.args, 0);
+      case TypeRule::FloatOrSigned:
+      case TypeRule::IntegerOrBool:
+      case TypeRule::Integer:
+      case TypeRule::Float:
+      case TypeRule::Number:
+      case TypeRule::Comparison:
+      case TypeRule::Selection:
+      case TypeRule::Conversion:
+      case TypeRule::Reinterpretation:
+      case TypeRule::CollectiveNumber:
+      case TypeRule::CollectiveMove:
+      case TypeRule::VariableStore:
+      case TypeRule::LoopBounds:
+      case TypeRule::Condition:
+      case TypeRule::NoOperands:
         return value_list(op.args, 0);
     }
+    IRON_INTERNAL_ERROR("an op kind outside the op table");
   }
 
   static std::string builtin(const Op& op) {
@@ -153,7 +171,7 @@ class Printer {
   /// `target[%index], %rest...`: a param by name, a shared allocation as `@name`.
   std::string indexed(const Op& op) const {
     IRON_INTERNAL_ASSERT(!op.args.empty(), "indexed op without an index");
-    const bool on_shared = op.kind == OpKind::SharedLoad || op.kind == OpKind::SharedStore ||
+    const bool on_shared = op_info(op.kind).types == TypeRule::SharedAccess ||
                            (op_class(op.kind) == OpClass::Atomic && op.shared >= 0);
     const std::string target = on_shared ? shared_name(op.shared) : param_name(op.param);
     std::string text = fmt::format("{}[{}]", target, value(op.args[0]));

@@ -26,9 +26,16 @@ int precedence(Kind k) {
     case Kind::Mul:
     case Kind::Div:
       return 2;
-    default:
+    case Kind::Literal:
+    case Kind::Constexpr:
+    case Kind::Groups:
+    case Kind::ThreadsPerGroup:
+    case Kind::CeilDiv:
+    case Kind::Min:
+    case Kind::Max:
       return 3;
   }
+  IRON_INTERNAL_ERROR("a size expression of no kind");
 }
 
 std::string_view infix(Kind k) {
@@ -39,9 +46,18 @@ std::string_view infix(Kind k) {
       return " - ";
     case Kind::Mul:
       return " * ";
-    default:
+    case Kind::Div:
       return " / ";
+    case Kind::Literal:
+    case Kind::Constexpr:
+    case Kind::Groups:
+    case Kind::ThreadsPerGroup:
+    case Kind::CeilDiv:
+    case Kind::Min:
+    case Kind::Max:
+      break;
   }
+  IRON_INTERNAL_ERROR("infix of a size expression that is not an operator");
 }
 
 std::string_view call_name(Kind k) {
@@ -50,9 +66,19 @@ std::string_view call_name(Kind k) {
       return "ceil_div";
     case Kind::Min:
       return "min";
-    default:
+    case Kind::Max:
       return "max";
+    case Kind::Literal:
+    case Kind::Constexpr:
+    case Kind::Groups:
+    case Kind::ThreadsPerGroup:
+    case Kind::Add:
+    case Kind::Sub:
+    case Kind::Mul:
+    case Kind::Div:
+      break;
   }
+  IRON_INTERNAL_ERROR("call name of a size expression that is not a call");
 }
 
 std::string leaf_text(const SizeExpr& e) {
@@ -63,9 +89,18 @@ std::string leaf_text(const SizeExpr& e) {
       return e.name;
     case Kind::Groups:
       return fmt::format("groups.{}", kAxes[e.axis % 3]);
-    default:
+    case Kind::ThreadsPerGroup:
       return "tpg";
+    case Kind::Add:
+    case Kind::Sub:
+    case Kind::Mul:
+    case Kind::Div:
+    case Kind::CeilDiv:
+    case Kind::Min:
+    case Kind::Max:
+      break;
   }
+  IRON_INTERNAL_ERROR("leaf text of a size expression that is not a leaf");
 }
 
 void print(const SizeExpr& e, const std::function<std::string(const SizeExpr&)>& leaf,
@@ -279,9 +314,15 @@ SizeValue apply(const SizeExpr& e, std::int64_t a, std::int64_t b) {
     }
     case Kind::Min:
       return {std::min(a, b), {}};
-    default:
+    case Kind::Max:
       return {std::max(a, b), {}};
+    case Kind::Literal:
+    case Kind::Constexpr:
+    case Kind::Groups:
+    case Kind::ThreadsPerGroup:
+      break;
   }
+  IRON_INTERNAL_ERROR("a size expression leaf applied as an operator");
 }
 
 SizeValue evaluate(const SizeExpr& e, const Leaf& leaf) {
@@ -330,7 +371,11 @@ void for_each_leaf(const SizeExpr& e, const std::function<void(const SizeExpr&)>
 }
 
 SizeExpr product_of(const std::vector<SizeExpr>& dims) {
-  if (dims.empty()) return SizeExpr{Kind::Literal, 1};
+  if (dims.empty()) {
+    SizeExpr one;
+    one.value = 1;
+    return one;
+  }
   SizeExpr e = dims[0];
   for (std::size_t i = 1; i < dims.size(); ++i) {
     SizeExpr m;

@@ -14,21 +14,13 @@ namespace {
 
 /// Loads and stores of tensors and threadgroup memory: the only ops that take `lanes`.
 bool is_plain_access(OpKind k) {
-  return k == OpKind::Load || k == OpKind::Store || k == OpKind::SharedLoad ||
-         k == OpKind::SharedStore;
+  const TypeRule t = op_info(k).types;
+  return t == TypeRule::TensorAccess || t == TypeRule::SharedAccess;
 }
 
-/// Operands of `op`: a vector store takes one value per lane.
-std::size_t arity(const Op& op) {
-  const bool store = op.kind == OpKind::Store || op.kind == OpKind::SharedStore;
-  return op_arity(op.kind) + (store && op.lanes > 1 ? op.lanes - 1 : 0);
-}
-
-/// Ops that need a group size that is a multiple of the 32-wide simdgroup.
-bool is_group_op(const Op& op) {
-  const OpClass c = op_class(op.kind);
-  return op.kind == OpKind::Barrier || c == OpClass::Simd || c == OpClass::Group || op.shared >= 0;
-}
+/// Ops that need a group size that is a multiple of the 32-wide simdgroup: the convergent ones
+/// (barriers, simdgroup and group collectives) and every access to threadgroup memory.
+bool is_group_op(const Op& op) { return op_info(op.kind).has(kConvergent) || op.shared >= 0; }
 
 class Verifier {
  public:
@@ -158,7 +150,7 @@ class Verifier {
     bool writes_output = false;
     walk(k_.body, [&](const Op& op) {
       group_ops |= is_group_op(op);
-      const bool writes = op.kind == OpKind::Store || op_class(op.kind) == OpClass::Atomic;
+      const bool writes = op_info(op.kind).has(kWritesMemory);
       writes_output |= writes && param(op) != nullptr && is_output(param(op)->kind);
     });
     if (!writes_output) report(k_.loc, "writes no output");
@@ -221,8 +213,9 @@ class Verifier {
     const std::string_view name = op_name(op.kind);
     check_lanes(op);
     const std::optional<std::vector<DType>> types = operand_types(op);
-    if (op.args.size() != arity(op)) {
-      report(op.loc, fmt::format("{} takes {} operands, got {}", name, arity(op), op.args.size()));
+    if (op.args.size() != op_arity(op)) {
+      report(op.loc,
+             fmt::format("{} takes {} operands, got {}", name, op_arity(op), op.args.size()));
     } else if (types) {
       for (const std::string& p : op_type_problems(k_, op, *types)) report(op.loc, p);
     }

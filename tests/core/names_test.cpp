@@ -1,6 +1,8 @@
 /// Names of dtypes, op kinds, builtins and contract terms; locations and internal errors.
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "iron/core/error.hpp"
 #include "iron/core/ir.hpp"
 
@@ -106,10 +108,27 @@ TEST(CoreErrors, FormatLocAndInternalError) {
   try {
     IRON_INTERNAL_ASSERT(1 + 1 == 3, "arithmetic broke");
     FAIL() << "no throw";
-  } catch (const std::logic_error& e) {
+  } catch (const InternalError& e) {
     const std::string what = e.what();
     EXPECT_EQ(what.rfind("internal error: arithmetic broke (", 0), 0u) << what;
     EXPECT_NE(what.find("names_test.cpp:"), std::string::npos) << what;
+  }
+  EXPECT_THROW(IRON_INTERNAL_ERROR("unreachable"), InternalError);
+}
+
+/// The `iron` command tells the kinds apart by type: a usage mistake is a user error, an
+/// internal error is none, so no handler of user errors catches Iron's own bugs.
+TEST(CoreErrors, KindsAreTypes) {
+  static_assert(std::is_base_of_v<Error, UsageError>);
+  static_assert(std::is_base_of_v<Error, DispatchError>);
+  static_assert(!std::is_base_of_v<Error, InternalError>);
+  static_assert(std::is_base_of_v<std::logic_error, InternalError>);
+  try {
+    IRON_INTERNAL_ERROR("broken");
+  } catch (const Error&) {
+    ADD_FAILURE() << "an internal error caught as a user error";
+  } catch (const InternalError&) {
+    SUCCEED();
   }
 }
 

@@ -1,5 +1,5 @@
 // `iron run` refuses, before anything runs, a launch whose buffers do not match the kernel's
-// layouts or whose grid breaks its grid rules: exit code 1 and the dispatch guard's message.
+// layouts or whose grid breaks its grid rules: exit code 3 and the dispatch guard's message.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -53,7 +53,7 @@ bool contains(const std::string& s, const std::string& part) {
 TEST(IronRunGuard, RefusesAConstexprLargerThanTheData) {
   const Outcome o = iron_run("iron_softmax --in inp=" + two_rows_of_four() + " --out out=" +
                              scratch("y.npy").string() + " --const n=8 --grid 2 --tpg 32");
-  EXPECT_EQ(o.exit_code, 1) << o.stderr_text;
+  EXPECT_EQ(o.exit_code, 3) << o.stderr_text;
   EXPECT_TRUE(contains(o.stderr_text,
                        "iron_softmax: dispatch refused, nothing launched: inp holds 8 elements; "
                        "the layout [groups.x, n] needs groups.x * n = 2 * 8 = 16 (layout(...) at "
@@ -70,13 +70,13 @@ TEST(IronRunGuard, RefusesAGridThatDoesNotMatchTheRows) {
                            " --const n=4 --tpg 32 --grid ";
   // One group for two rows would leave the second row unwritten.
   Outcome o = iron_run(base + "1");
-  EXPECT_EQ(o.exit_code, 1) << o.stderr_text;
+  EXPECT_EQ(o.exit_code, 3) << o.stderr_text;
   EXPECT_TRUE(contains(o.stderr_text,
                        "inp holds 8 elements; the layout [groups.x, n] needs "
                        "groups.x * n = 1 * 4 = 4"))
       << o.stderr_text;
   o = iron_run(base + "2,2");
-  EXPECT_EQ(o.exit_code, 1) << o.stderr_text;
+  EXPECT_EQ(o.exit_code, 3) << o.stderr_text;
   EXPECT_TRUE(contains(o.stderr_text,
                        "groups.y (2) must be 1 (grid(...) at "
                        "kernels/ops/softmax.cpp:"))
@@ -90,7 +90,7 @@ TEST(IronRunGuard, RefusesAGridCountedInThreads) {
   const Outcome o =
       iron_run("iron_copy --in inp=" + path + " --out out=" + scratch("w.npy").string() +
                " --const n=1000 --grid 1000 --tpg 256");
-  EXPECT_EQ(o.exit_code, 1) << o.stderr_text;
+  EXPECT_EQ(o.exit_code, 3) << o.stderr_text;
   EXPECT_TRUE(contains(o.stderr_text,
                        "groups.x (1000) must be at most ceil_div(n, tpg) = ceil_div(1000, 256) = "
                        "4: a grid counted in threads, not in groups of 256?"))

@@ -177,11 +177,11 @@ inline constexpr std::array kOpTable = {
 /// The table's row for `k`.
 constexpr const OpInfo& op_info(OpKind k) { return kOpTable[static_cast<std::size_t>(k)]; }
 
-/// Whether an op of kind `k` is defined on values of type `t` (its operand type: the element of
-/// arithmetic, comparison and collective ops, the value of an atomic). Rules about where
-/// operands come from (tensors, variables, lanes) are the verifier's.
-constexpr bool op_defined_on(OpKind k, DType t) {
-  switch (op_info(k).types) {
+/// Whether type rule `rule` allows operands of type `t` (the element of arithmetic, comparison
+/// and collective ops, the value of an atomic). Rules about where operands come from (tensors,
+/// variables, lanes) are the verifier's.
+constexpr bool type_rule_allows(TypeRule rule, DType t) {
+  switch (rule) {
     case TypeRule::FloatOrSigned:
       return is_float(t) || is_signed_int(t);
     case TypeRule::IntegerOrBool:
@@ -218,5 +218,9 @@ constexpr bool op_defined_on(OpKind k, DType t) {
   }
   return false;
 }
+
+/// Whether an op of kind `k` is defined on values of type `t`: its type rule allows `t`. The
+/// verifier, constant folding and the simulator all ask this, so they cannot disagree.
+constexpr bool op_defined_on(OpKind k, DType t) { return type_rule_allows(op_info(k).types, t); }
 
 }  // namespace iron::ir

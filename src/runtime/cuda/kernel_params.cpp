@@ -27,7 +27,7 @@ std::uint32_t constexpr_carrier_bits(const Scalar& s) {
     case DType::U32:
       return bits;
   }
-  internal_error("constexpr of an unknown dtype", __FILE__, __LINE__);
+  IRON_INTERNAL_ERROR("constexpr of an unknown dtype");
 }
 
 KernelParams::KernelParams(const std::vector<Arg>& args, std::vector<CUdeviceptr> addresses)
