@@ -38,6 +38,12 @@ class IrBuilder {
     return static_cast<int>(k_.shared.size()) - 1;
   }
   void mode(ir::DispatchMode m) { k_.dispatch.mode = m; }
+  /// The dispatch contract the verifier asks of a kernel with simdgroup or threadgroup ops (and
+  /// the simulator runs only verified kernels): not elementwise, groups of a multiple of 32.
+  void group_contract() {
+    mode(ir::DispatchMode::Reduction);
+    rule(ir::SizeRule::Kind::MultipleOf, 32);
+  }
   void rule(ir::SizeRule::Kind kind, std::int64_t value) {
     k_.dispatch.group_size_rules.push_back({kind, value, "", 1});
   }

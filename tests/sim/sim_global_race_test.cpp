@@ -45,6 +45,7 @@ TEST(SimGlobalRace, TwoThreadsOfOneGroupStoreOneElement) {
 // A barrier orders the two stores, but the element still has two writers.
 TEST(SimGlobalRace, TwoWritersAcrossABarrier) {
   IrBuilder b("handover");
+  b.group_contract();
   const int out = b.output("out", DType::U32);
   const auto tid = b.tid();
   const auto zero = b.u32(0);
@@ -129,6 +130,7 @@ TEST(SimGlobalRace, AtomicsOnlyAreNotARace) {
 // unless a barrier of their one group orders them.
 ir::Kernel zero_then_add(bool with_barrier) {
   IrBuilder b("zero_then_add");
+  b.group_contract();
   const int count = b.output("count", DType::U32);
   const auto zero = b.u32(0);
   b.at(55).branch(b.op(OpKind::Eq, {b.gid(), zero}), [&] { b.store(count, zero, zero); });
@@ -160,6 +162,7 @@ TEST(SimGlobalRace, PlainStoreAndAtomics) {
 // reads its neighbour's: nothing races.
 TEST(SimGlobalRace, OwnElementsAndOrderedReadsAreNotARace) {
   IrBuilder b("own_elements");
+  b.group_contract();
   const int out = b.output("out", DType::F32);
   const int next = b.output("next", DType::F32);
   const auto tid = b.tid();

@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "iron/core/half.hpp"
+#include "iron/core/verifier.hpp"
 #include "iron/runtime/launch.hpp"
 #include "iron/runtime/sim.hpp"
 
@@ -90,6 +92,13 @@ inline runtime::Scalar scalar(DType t, double v) {
 inline void run(const ir::Kernel& k, std::vector<runtime::Arg> args, const runtime::Grid& grid,
                 const runtime::SimOptions& options = {}) {
   runtime::sim_run({&k, std::move(args), grid}, options);
+}
+
+/// The verifier's findings on `k`, one a line, as the simulator reports a malformed kernel.
+inline std::string verifier_findings(const ir::Kernel& k) {
+  std::string text;
+  for (const std::string& p : ir::verify(k)) text += (text.empty() ? "" : "\n") + p;
+  return text;
 }
 
 /// The finding the run ends with; nullopt when it ran clean.

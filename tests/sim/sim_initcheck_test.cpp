@@ -30,6 +30,7 @@ std::string expect_unwritten(const ir::Kernel& k, std::vector<runtime::Arg> args
 // half holds NaN, and fmax(x, NaN) = x: the output is right, the read is still a bug.
 TEST(SimInitcheck, SharedReadHiddenByAMax) {
   IrBuilder b("half_filled");
+  b.group_contract();
   const int x = b.input("x", DType::F32);
   const int out = b.output("out", DType::F32);
   const int s = b.shared("smem0", DType::F32, 64);
@@ -53,6 +54,7 @@ TEST(SimInitcheck, SharedReadHiddenByAMax) {
 // What one group stored is not there for the next group: every group starts unwritten.
 TEST(SimInitcheck, SharedMemoryStartsUnwrittenInEveryGroup) {
   IrBuilder b("first_group_only");
+  b.group_contract();
   const int out = b.output("out", DType::U32);
   const int s = b.shared("smem0", DType::U32, 32);
   const auto tid = b.tid();

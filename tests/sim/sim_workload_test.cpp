@@ -56,6 +56,7 @@ ir::Kernel softmax(DType t) {
 // One group per row: y = x * rsqrt(mean(x^2) + eps) * w, with a shared-memory simd reduction.
 ir::Kernel rms_norm(DType t) {
   IrBuilder b("iron_rms_norm");
+  b.group_contract();
   const int x = b.input("x", t);
   const int w = b.input("w", t);
   const int y = b.output("y", t);

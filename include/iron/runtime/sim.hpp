@@ -62,8 +62,9 @@ struct SimOptions {
   SimWriters* writers = nullptr;
 };
 
-/// Runs one launch on the simulator. Throws SimError on a sanitizer finding, DispatchError when
-/// the grid breaks the kernel's contract. Output tensors are written in place.
+/// Runs one launch on the simulator. Throws SimError on a sanitizer finding (and with kind
+/// BadArgument and the verifier's findings for a malformed kernel), DispatchError when the grid
+/// breaks the kernel's contract. Output tensors are written in place.
 void sim_run(const Launch& launch, const SimOptions& options = {});
 
 }  // namespace iron::runtime

@@ -1,31 +1,24 @@
-/// Lane-wise typed arithmetic on slots: each function applies one op to the active threads.
+/// Lane-wise arithmetic on slots: ir::evaluate applied to the active threads.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
-#include "iron/core/ir.hpp"
-#include "value.hpp"
+#include "program.hpp"
 
 namespace iron::runtime::sim {
 
 /// The threads an op runs for: linear thread ids within the group, increasing.
 using Active = std::span<const std::uint32_t>;
 
-/// Whether the unary, binary, compare (t = operand type) or fma op is defined on type t.
-bool arith_defined(ir::OpKind k, DType t);
+/// r[t] = the pure op `in` on operands[0..in.operands)[t], through ir::evaluate, for every active
+/// thread t in order. Returns the first thread whose integer division or remainder divides by
+/// zero (its result and those of the threads after it are not written), nullopt when none does.
+std::optional<std::uint32_t> evaluate_lanes(const Instr& in, Active active, Slot* r,
+                                            const Slot* const* operands);
 
-/// r[i] = k(a[i]) (and b[i], c[i]) for every active i, rounded or wrapped to t. Integer division
-/// and remainder by zero give 0; callers report them first.
-void run_unary(ir::OpKind k, DType t, Active active, Slot* r, const Slot* a);
-void run_binary(ir::OpKind k, DType t, Active active, Slot* r, const Slot* a, const Slot* b);
-void run_compare(ir::OpKind k, DType t, Active active, Slot* r, const Slot* a, const Slot* b);
-void run_fma(DType t, Active active, Slot* r, const Slot* a, const Slot* b, const Slot* c);
-
-/// The binary op that an atomic, simd or reduce op k combines values with (k itself otherwise).
-ir::OpKind combiner_of(ir::OpKind k);
-
-/// The binary op k on one pair of values.
-Slot combine(ir::OpKind k, DType t, Slot a, Slot b);
+/// The binary op `combiner` on one pair of values of type t.
+Slot combine(ir::OpKind combiner, DType t, Slot a, Slot b);
 
 }  // namespace iron::runtime::sim

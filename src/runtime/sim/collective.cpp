@@ -1,5 +1,6 @@
 /// Ops that involve several threads at once: barriers, simdgroup ops and group reductions.
 #include <algorithm>
+#include <optional>
 
 #include "interpreter.hpp"
 
@@ -13,16 +14,16 @@ Slot sum(DType t, const Slot* a, std::uint32_t n) {
   if (is_float(t)) {
     float s = 0.0f;
     for (std::uint32_t i = 0; i < n; ++i) s += as_float(a[i]);
-    return fit_slot(t, s);
+    return ir::round_bits(t, s);
   }
   std::uint32_t s = 0;
   for (std::uint32_t i = 0; i < n; ++i) s += a[i];
-  return wrap_slot(t, s);
+  return ir::wrap_bits(t, s);
 }
 
-Slot fold(OpKind k, DType t, const Slot* a, std::uint32_t n) {
+Slot fold(OpKind combiner, DType t, const Slot* a, std::uint32_t n) {
   Slot v = a[0];
-  for (std::uint32_t i = 1; i < n; ++i) v = combine(k, t, v, a[i]);
+  for (std::uint32_t i = 1; i < n; ++i) v = combine(combiner, t, v, a[i]);
   return v;
 }
 
@@ -32,7 +33,7 @@ void prefix_sum(DType t, bool inclusive, const Slot* a, Slot* r, std::uint32_t n
     for (std::uint32_t i = 0; i < n; ++i) {
       const float before = s;
       s += as_float(a[i]);
-      r[i] = fit_slot(t, inclusive ? s : before);
+      r[i] = ir::round_bits(t, inclusive ? s : before);
     }
     return;
   }
@@ -40,43 +41,34 @@ void prefix_sum(DType t, bool inclusive, const Slot* a, Slot* r, std::uint32_t n
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t before = s;
     s += a[i];
-    r[i] = wrap_slot(t, inclusive ? s : before);
+    r[i] = ir::wrap_bits(t, inclusive ? s : before);
   }
 }
 
-// The lane a shuffle reads for `lane`; outside [0, lanes) the lane keeps its own value.
+// The lane a shuffle or broadcast reads for `lane`; outside [0, lanes) the lane keeps its own
+// value.
 std::int64_t source_lane(OpKind k, std::uint32_t lane, std::int64_t operand) {
-  switch (k) {
-    case OpKind::SimdShuffleXor:
-      return lane ^ static_cast<std::uint32_t>(operand);
-    case OpKind::SimdShuffleUp:
-      return lane - operand;
-    case OpKind::SimdShuffleDown:
-      return lane + operand;
-    default:
-      return operand;  // SimdShuffle, SimdBroadcast
-  }
+  if (k == OpKind::SimdShuffleXor) return lane ^ static_cast<std::uint32_t>(operand);
+  if (k == OpKind::SimdShuffleUp) return lane - operand;
+  if (k == OpKind::SimdShuffleDown) return lane + operand;
+  return operand;  // SimdShuffle, SimdBroadcast
 }
 
 // One complete simdgroup: lanes [0, lanes) are the threads at a[0 .. lanes).
 void simd_one(const Instr& in, std::uint32_t lanes, const Slot* a, const Slot* operand, Slot* r) {
-  switch (in.kind) {
-    case OpKind::SimdSum:
-      std::fill_n(r, lanes, sum(in.type, a, lanes));
-      return;
-    case OpKind::SimdMax:
-    case OpKind::SimdMin:
-      std::fill_n(r, lanes, fold(combiner_of(in.kind), in.type, a, lanes));
-      return;
-    case OpKind::SimdPrefixSum:
-      return prefix_sum(in.type, true, a, r, lanes);
-    case OpKind::SimdPrefixExclusiveSum:
-      return prefix_sum(in.type, false, a, r, lanes);
-    default:
-      for (std::uint32_t lane = 0; lane < lanes; ++lane) {
-        const std::int64_t src = source_lane(in.kind, lane, int_value(operand[lane], in.arg1_type));
-        r[lane] = src >= 0 && src < lanes ? a[src] : a[lane];
-      }
+  const std::optional<OpKind> combiner = ir::combiner_of(in.kind);
+  if (!combiner) {  // a shuffle or broadcast
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+      const std::int64_t src =
+          source_lane(in.kind, lane, int_value(operand[lane], in.arg_types[1]));
+      r[lane] = src >= 0 && src < lanes ? a[src] : a[lane];
+    }
+  } else if (in.kind == OpKind::SimdPrefixSum || in.kind == OpKind::SimdPrefixExclusiveSum) {
+    prefix_sum(in.type, in.kind == OpKind::SimdPrefixSum, a, r, lanes);
+  } else if (*combiner == OpKind::Add) {
+    std::fill_n(r, lanes, sum(in.type, a, lanes));
+  } else {
+    std::fill_n(r, lanes, fold(*combiner, in.type, a, lanes));
   }
 }
 
@@ -114,8 +106,9 @@ void GroupRunner::reduce(const Instr& in, Active active) {
   shared_.barrier();
   ++interval_;
   const Slot* a = row(in.args[0]);
-  const Slot v = in.kind == OpKind::ReduceSum ? sum(in.type, a, threads_)
-                                              : fold(combiner_of(in.kind), in.type, a, threads_);
+  const OpKind combiner = *ir::combiner_of(in.kind);
+  const Slot v =
+      combiner == OpKind::Add ? sum(in.type, a, threads_) : fold(combiner, in.type, a, threads_);
   std::fill_n(row(in.result), threads_, v);
 }
 

@@ -33,107 +33,95 @@ bool float_fits(Slot a, IntBounds b) {
   return !std::isnan(x) && x >= static_cast<double>(b.lo) && x <= static_cast<double>(b.hi);
 }
 
-/// The true value of an integer op on its operands, for the report; nullopt for a shift by 64
-/// or more.
-std::optional<Wide> true_value(const Instr& in, Slot a_slot, Slot b_slot, Slot c_slot) {
-  const DType t = in.kind == OpKind::Cast ? in.arg_type : in.type;
+/// The type an op's operands are read in: a cast's source, the op's own type otherwise.
+DType operand_type(const Instr& in) { return in.kind == OpKind::Cast ? in.arg_types[0] : in.type; }
+
+/// The true value of integer arithmetic `w` on two operands of type t; nullopt for a shift by
+/// 64 or more (operands have at most 32 bits, so every other true value fits a Wide).
+std::optional<Wide> true_value(Wrapping w, DType t, Slot a_slot, Slot b_slot) {
   const Wide a = int_value(a_slot, t);
   const Wide b = int_value(b_slot, t);
-  switch (in.kind) {
-    case OpKind::Neg:
+  switch (w) {
+    case Wrapping::Neg:
       return -a;
-    case OpKind::Abs:
+    case Wrapping::Abs:
       return a < 0 ? -a : a;
-    case OpKind::Add:
-    case OpKind::For:  // the counter plus its step
+    case Wrapping::Add:
       return a + b;
-    case OpKind::Sub:
+    case Wrapping::Sub:
       return a - b;
-    case OpKind::Mul:
+    case Wrapping::Mul:
       return a * b;
-    case OpKind::Div:
+    case Wrapping::Div:
       return b == 0 ? 0 : a / b;  // a division by zero is reported before
-    case OpKind::Shl:
+    case Wrapping::Shl:
       if (a == 0) return Wide{0};
       if (b < 0 || b >= 64) return std::nullopt;
       return a * (Wide{1} << static_cast<int>(b));
-    case OpKind::Fma:
-      return a * b + int_value(c_slot, t);
-    default:  // Cast
+    case Wrapping::Cast:
       return a;
   }
+  return std::nullopt;
 }
 
-/// Whether the op's result is its true value (`bounds`: of its type). Operands have at most 32
-/// bits, so only products can leave 64 bits; those are checked for overflow.
-bool exact(const Instr& in, IntBounds bounds, Slot a_slot, Slot b_slot, Slot c_slot) {
-  if (in.kind == OpKind::Cast) {
-    if (in.type == DType::Bool || in.arg_type == DType::Bool || !is_integer(in.type)) return true;
-    if (is_float(in.arg_type)) return float_fits(a_slot, bounds);
-    return fits(int_value(a_slot, in.arg_type), bounds);
+/// Whether op `in` (of arithmetic `w`) gives its true value, within `bounds` (of its type), on
+/// these operands. Operands have at most 32 bits, so only products can leave 64 bits; those are
+/// checked for overflow.
+bool exact(const Instr& in, Wrapping w, IntBounds bounds, Slot a_slot, Slot b_slot) {
+  if (w == Wrapping::Cast) {
+    const DType from = in.arg_types[0];
+    if (in.type == DType::Bool || from == DType::Bool) return true;
+    if (is_float(from)) return float_fits(a_slot, bounds);
+    return fits(int_value(a_slot, from), bounds);
   }
   const std::int64_t a = int_value(a_slot, in.type);
   const std::int64_t b = int_value(b_slot, in.type);
   std::int64_t v = 0;
-  switch (in.kind) {
-    case OpKind::Neg:
+  switch (w) {
+    case Wrapping::Neg:
       v = -a;
       break;
-    case OpKind::Abs:
+    case Wrapping::Abs:
       v = a < 0 ? -a : a;
       break;
-    case OpKind::Add:
+    case Wrapping::Add:
       v = a + b;
       break;
-    case OpKind::Sub:
+    case Wrapping::Sub:
       v = a - b;
       break;
-    case OpKind::Mul:
+    case Wrapping::Mul:
       if (__builtin_mul_overflow(a, b, &v)) return false;
       break;
-    case OpKind::Div:
+    case Wrapping::Div:
       v = b == 0 ? 0 : a / b;
       break;
-    case OpKind::Shl:
+    case Wrapping::Shl:
       if (a == 0) return true;
       if (b < 0 || b >= 63 || __builtin_mul_overflow(a, std::int64_t{1} << b, &v)) return false;
       break;
-    case OpKind::Fma:
-      if (__builtin_mul_overflow(a, b, &v) ||
-          __builtin_add_overflow(v, int_value(c_slot, in.type), &v)) {
-        return false;
-      }
-      break;
-    default:
+    case Wrapping::Cast:
       return true;
   }
   return fits(v, bounds);
 }
 
 /// "mul of 65536 and 65536 is 4294967296": what the op computes, exactly.
-std::string describe(const Instr& in, Slot a_slot, Slot b_slot, Slot c_slot) {
-  const DType t = in.kind == OpKind::Cast ? in.arg_type : in.type;
+std::string describe(const Instr& in, Slot a_slot, Slot b_slot) {
+  const DType t = operand_type(in);
   const std::string a =
       is_float(t) ? fmt::format("{}", as_float(a_slot)) : std::to_string(int_value(a_slot, t));
   const std::string b = std::to_string(int_value(b_slot, t));
+  if (in.exec == Exec::For) {
+    return fmt::format("the loop counter {} plus its step {} is {}", a, b,
+                       text(*true_value(Wrapping::Add, t, a_slot, b_slot)));
+  }
+  const Wrapping w = *wrapping_of(in.kind);
+  if (w == Wrapping::Cast) return fmt::format("cast of {} from {}", a, dtype_name(t));
   const std::string_view name = ir::op_name(in.kind);
-  const std::optional<Wide> v = true_value(in, a_slot, b_slot, c_slot);
-  switch (in.kind) {
-    case OpKind::Cast:
-      return fmt::format("cast of {} from {}", a, dtype_name(in.arg_type));
-    case OpKind::For:
-      return fmt::format("the loop counter {} plus its step {} is {}", a, b, text(*v));
-    case OpKind::Shl:
-      if (!v) return fmt::format("shl of {} by {}", a, b);
-      break;
-    case OpKind::Fma:
-      return fmt::format("fma of {}, {} and {} is {}", a, b, int_value(c_slot, t), text(*v));
-    default:
-      break;
-  }
-  if (ir::op_class(in.kind) == ir::OpClass::Unary) {
-    return fmt::format("{} of {} is {}", name, a, text(*v));
-  }
+  const std::optional<Wide> v = true_value(w, t, a_slot, b_slot);
+  if (!v) return fmt::format("{} of {} by {}", name, a, b);
+  if (in.operands == 1) return fmt::format("{} of {} is {}", name, a, text(*v));
   return fmt::format("{} of {} and {} is {}", name, a, b, text(*v));
 }
 
@@ -141,43 +129,31 @@ std::string describe(const Instr& in, Slot a_slot, Slot b_slot, Slot c_slot) {
 
 void GroupRunner::track_wraps(const Instr& in, Active active) {
   std::uint32_t* out = wraps(in.result);
-  switch (in.kind) {
-    case OpKind::Select: {
-      const Slot* cond = row(in.args[0]);
-      const std::uint32_t* x = wraps(in.args[1]);
-      const std::uint32_t* y = wraps(in.args[2]);
-      for (std::uint32_t t : active) out[t] = cond[t] != 0 ? x[t] : y[t];
-      return;
-    }
-    case OpKind::VarDecl:
-    case OpKind::VarLoad: {
-      const std::uint32_t* from = wraps(in.args[0]);
-      for (std::uint32_t t : active) out[t] = from[t];
-      return;
-    }
-    case OpKind::VarStore: {
-      std::uint32_t* var = wraps(in.args[0]);
-      const std::uint32_t* from = wraps(in.args[1]);
-      for (std::uint32_t t : active) var[t] = from[t];
-      return;
-    }
-    default:
-      break;
+  if (in.kind == OpKind::Select) {
+    const Slot* cond = row(in.args[0]);
+    const std::uint32_t* x = wraps(in.args[1]);
+    const std::uint32_t* y = wraps(in.args[2]);
+    for (std::uint32_t t : active) out[t] = cond[t] != 0 ? x[t] : y[t];
+    return;
   }
-  const std::size_t operands = in.kind == OpKind::Fma                                    ? 3
-                               : in.cls == ir::OpClass::Unary || in.kind == OpKind::Cast ? 1
-                                                                                         : 2;
-  const std::uint32_t* w[3] = {wraps(in.args[0]), wraps(in.args[1]), wraps(in.args[2])};
-  const Slot* v[3] = {row(in.args[0]), row(in.args[1]), row(in.args[2])};
-  const bool checked = can_wrap(in.kind) && is_integer(in.type);
-  const IntBounds bounds = int_bounds(in.type);
+  if (in.exec == Exec::Copy || in.exec == Exec::VarStore) {  // a variable's value moves
+    std::uint32_t* to = in.exec == Exec::Copy ? out : wraps(in.args[0]);
+    const std::uint32_t* from = wraps(in.args[in.exec == Exec::Copy ? 0 : 1]);
+    for (std::uint32_t t : active) to[t] = from[t];
+    return;
+  }
+  const std::uint32_t* w[2] = {wraps(in.args[0]), wraps(in.args[1])};
+  const Slot* v[2] = {row(in.args[0]), row(in.args[1])};
+  const std::optional<Wrapping> wrapping = wrapping_of(in.kind);
+  const bool checked = wrapping && is_integer(in.type);
+  const IntBounds bounds = checked ? int_bounds(in.type) : IntBounds{};
   const std::uint32_t self = instr_index(in) + 1;
   for (std::uint32_t t : active) {
     std::uint32_t mark = w[0][t];
-    for (std::size_t k = 1; k < operands && mark == 0; ++k) mark = w[k][t];
-    if (mark == 0 && checked && !exact(in, bounds, v[0][t], v[1][t], v[2][t])) {
+    if (mark == 0 && in.operands > 1) mark = w[1][t];
+    if (mark == 0 && checked && !exact(in, *wrapping, bounds, v[0][t], v[1][t])) {
       mark = self;
-      last_wrap_[t] = {self, v[0][t], v[1][t], v[2][t]};
+      last_wrap_[t] = {self, v[0][t], v[1][t]};
     }
     out[t] = mark;
   }
@@ -187,18 +163,18 @@ void GroupRunner::mark_counter(const Instr& in, std::uint32_t thread, Slot count
   std::uint32_t& mark = wraps(in.result)[thread];
   if (mark != 0) return;
   mark = instr_index(in) + 1;
-  last_wrap_[thread] = {mark, counter, step, 0};
+  last_wrap_[thread] = {mark, counter, step};
 }
 
 void GroupRunner::report_index_wrap(const Instr& in, std::uint32_t thread) {
   const std::uint32_t mark = wraps(in.args[0])[thread];
   const Instr& origin = program_.code[mark - 1];
   const Wrap& w = last_wrap_[thread];
-  const std::string what =
-      w.instr == mark ? fmt::format("{}, which does not fit {}", describe(origin, w.a, w.b, w.c),
-                                    dtype_name(origin.type))
-                      : fmt::format("the result of {} does not fit {}", ir::op_name(origin.kind),
-                                    dtype_name(origin.type));
+  const std::string what = w.instr == mark
+                               ? fmt::format("{}, which does not fit {}",
+                                             describe(origin, w.a, w.b), dtype_name(origin.type))
+                               : fmt::format("the result of {} does not fit {}",
+                                             ir::op_name(origin.kind), dtype_name(origin.type));
   throw report_.index_overflow(in, origin, thread, what);
 }
 

@@ -1,7 +1,10 @@
 /// Finds the integer arithmetic that feeds an index, so that the interpreter tracks wrapping on
 /// exactly those ops (and lets hashes and bit tricks wrap freely).
+#include <array>
+#include <utility>
 #include <vector>
 
+#include "iron/core/op_views.hpp"
 #include "program.hpp"
 
 namespace iron::runtime::sim {
@@ -11,23 +14,10 @@ using ir::OpKind;
 
 constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 
-bool accesses_memory(OpKind k) {
-  return k == OpKind::Load || k == OpKind::Store || k == OpKind::SharedLoad ||
-         k == OpKind::SharedStore || ir::op_class(k) == ir::OpClass::Atomic;
-}
-
 /// Ops that pass their integer operands' values on (so those operands feed the index too).
 bool passes_on(OpKind k) {
-  switch (k) {
-    case OpKind::Rem:
-    case OpKind::Min:
-    case OpKind::Max:
-    case OpKind::Shr:
-    case OpKind::Select:
-      return true;
-    default:
-      return can_wrap(k);
-  }
+  return wrapping_of(k) || k == OpKind::Rem || k == OpKind::Min || k == OpKind::Max ||
+         k == OpKind::Shr || k == OpKind::Select;
 }
 
 class Marker {
@@ -40,13 +30,15 @@ class Marker {
     for (std::uint32_t i = 0; i < p.code.size(); ++i) {
       const ir::Op& op = *p.code[i].op;
       if (op.result != ir::kNoValue) def_[op.result] = i;
-      if (op.kind == OpKind::VarStore) stores_[op.args[0]].push_back(i);
+      if (op.kind == OpKind::VarStore) stores_[ir::VarOp(op).variable()].push_back(i);
     }
   }
 
   void run() {
     for (const Instr& in : p_.code) {
-      if (accesses_memory(in.kind)) push(in.op->args[0]);
+      const bool memory =
+          in.exec == Exec::Load || in.exec == Exec::Store || in.exec == Exec::Atomic;
+      if (memory) push(ir::AccessOp(*in.op).index());
     }
     while (!work_.empty()) {
       const ir::ValueId v = work_.back();
@@ -66,32 +58,30 @@ class Marker {
     if (def_[v] == kNone) return;
     Instr& in = p_.code[def_[v]];
     const ir::Op& op = *in.op;
-    switch (op.kind) {
-      case OpKind::VarDecl:  // the variable: its initial value and every value stored into it
-        in.exact = true;
-        push(op.args[0]);
-        for (const std::uint32_t store : stores_[v]) {
-          p_.code[store].exact = true;
-          push(p_.code[store].op->args[1]);
-        }
-        return;
-      case OpKind::VarLoad:
-        in.exact = true;
-        return push(op.args[0]);
-      case OpKind::For:  // the counter: start + k * step
-        in.exact = true;
-        push(op.args[0]);
-        return push(op.args[2]);
-      default:
-        break;
+    if (op.kind == OpKind::VarDecl) {  // the variable: its initial value and every value stored
+      in.exact = true;
+      push(ir::VarOp(op).init());
+      for (const std::uint32_t store : stores_[v]) {
+        p_.code[store].exact = true;
+        push(ir::VarOp(*p_.code[store].op).value());
+      }
+      return;
+    }
+    if (op.kind == OpKind::VarLoad) {
+      in.exact = true;
+      return push(ir::VarOp(op).variable());
+    }
+    if (op.kind == OpKind::For) {  // the counter: start + k * step
+      in.exact = true;
+      push(ir::ForOp(op).start());
+      return push(ir::ForOp(op).step());
     }
     if (!is_integer(op.type) || !passes_on(op.kind)) return;
     in.exact = true;
     const std::size_t first = op.kind == OpKind::Select ? 1 : 0;  // not the condition
     for (std::size_t a = first; a < op.args.size(); ++a) {
-      if (def_[op.args[a]] != kNone && is_integer(p_.code[def_[op.args[a]]].op->type)) {
-        push(op.args[a]);
-      }
+      const ir::ValueId operand = op.args[a];
+      if (def_[operand] != kNone && is_integer(p_.code[def_[operand]].op->type)) push(operand);
     }
   }
 
@@ -104,21 +94,21 @@ class Marker {
 
 }  // namespace
 
-bool can_wrap(OpKind k) {
-  switch (k) {
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Neg:
-    case OpKind::Abs:
-    case OpKind::Div:
-    case OpKind::Shl:
-    case OpKind::Fma:
-    case OpKind::Cast:
-      return true;
-    default:
-      return false;
+std::optional<Wrapping> wrapping_of(OpKind k) {
+  static constexpr std::array<std::pair<OpKind, Wrapping>, 8> kWrapping = {{
+      {OpKind::Neg, Wrapping::Neg},
+      {OpKind::Abs, Wrapping::Abs},
+      {OpKind::Add, Wrapping::Add},
+      {OpKind::Sub, Wrapping::Sub},
+      {OpKind::Mul, Wrapping::Mul},
+      {OpKind::Div, Wrapping::Div},
+      {OpKind::Shl, Wrapping::Shl},
+      {OpKind::Cast, Wrapping::Cast},
+  }};
+  for (const auto& [op, wrapping] : kWrapping) {
+    if (op == k) return wrapping;
   }
+  return std::nullopt;
 }
 
 void mark_index_arithmetic(Program& program) { Marker(program).run(); }

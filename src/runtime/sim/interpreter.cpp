@@ -1,12 +1,10 @@
-/// The lock-step interpreter: control flow with active-thread lists, leaf and lane-wise ops.
+/// The lock-step interpreter: control flow with active-thread lists, leaf, lane-wise and
+/// variable ops.
 #include "interpreter.hpp"
 
 #include <numeric>
 
 namespace iron::runtime::sim {
-
-using ir::OpClass;
-using ir::OpKind;
 
 GroupRunner::GroupRunner(const Program& program, const Bindings& bindings, const Grid& grid,
                          const SimOptions& options, TensorShadow& shadow)
@@ -48,48 +46,38 @@ void GroupRunner::exec(Range block, Active active, std::uint32_t depth) {
 }
 
 void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
-  switch (in.cls) {
-    case OpClass::Leaf:
-      return run_leaf(in, active);
-    case OpClass::Unary:
-      if (in.exact) track_wraps(in, active);
-      return run_unary(in.kind, in.type, active, row(in.result), row(in.args[0]));
-    case OpClass::Binary:
-      if ((in.kind == OpKind::Div || in.kind == OpKind::Rem) && !is_float(in.type)) {
-        const Slot* divisor = row(in.args[1]);
-        for (std::uint32_t t : active) {
-          if (divisor[t] == 0) throw report_.division_by_zero(in, t);
-        }
-      }
-      if (in.exact) track_wraps(in, active);
-      return run_binary(in.kind, in.type, active, row(in.result), row(in.args[0]), row(in.args[1]));
-    case OpClass::Compare:
-      return run_compare(in.kind, in.arg_type, active, row(in.result), row(in.args[0]),
-                         row(in.args[1]));
-    case OpClass::Atomic:
-      return atomic(in, active);
-    case OpClass::Simd:
-      return simd(in, active);
-    case OpClass::Group:
-      return reduce(in, active);
-    case OpClass::Other:
-      break;
-  }
-  switch (in.kind) {
-    case OpKind::For:
-      return run_for(in, active, depth);
-    case OpKind::If:
-      return run_if(in, active, depth);
-    case OpKind::Load:
-    case OpKind::SharedLoad:
+  switch (in.exec) {
+    case Exec::Constant: {
+      Slot* r = row(in.result);
+      for (std::uint32_t t : active) r[t] = in.imm;
+      return;
+    }
+    case Exec::ConstexprRef:
+      return run_constexpr(in, active);
+    case Exec::Builtin:
+      return run_builtin(in, active);
+    case Exec::Evaluate:
+      return run_evaluate(in, active);
+    case Exec::Copy:
+      return copy(in, active);
+    case Exec::VarStore:
+      return var_store(in, active);
+    case Exec::Load:
       return load(in, active);
-    case OpKind::Store:
-    case OpKind::SharedStore:
+    case Exec::Store:
       return store(in, active);
-    case OpKind::Barrier:
+    case Exec::Atomic:
+      return atomic(in, active);
+    case Exec::Barrier:
       return barrier(in, active);
-    default:
-      return run_lanewise(in, active);
+    case Exec::Simd:
+      return simd(in, active);
+    case Exec::Reduce:
+      return reduce(in, active);
+    case Exec::For:
+      return run_for(in, active, depth);
+    case Exec::If:
+      return run_if(in, active, depth);
   }
 }
 
@@ -103,7 +91,7 @@ void GroupRunner::run_for(const Instr& in, Active active, std::uint32_t depth) {
     return is_signed ? static_cast<std::int32_t>(counter[t]) < static_cast<std::int32_t>(end[t])
                      : counter[t] < end[t];
   };
-  std::uint32_t* looping = masks_[2 * depth].data();
+  std::uint32_t* looping = masks_[2 * std::size_t{depth}].data();
   if (in.exact) {  // the counter derives from its start and its step
     std::uint32_t* mark = wraps(in.result);
     const std::uint32_t* from_start = wraps(in.args[0]);
@@ -131,7 +119,7 @@ void GroupRunner::run_for(const Instr& in, Active active, std::uint32_t depth) {
         const std::int64_t next = int_value(counter[t], in.type) + int_value(step[t], in.type);
         if (next < bounds.lo || next > bounds.hi) mark_counter(in, t, counter[t], step[t]);
       }
-      counter[t] = wrap_slot(in.type, counter[t] + step[t]);
+      counter[t] = ir::wrap_bits(in.type, counter[t] + step[t]);
       if (below_end(t)) looping[still++] = t;
     }
     n = still;
@@ -140,9 +128,10 @@ void GroupRunner::run_for(const Instr& in, Active active, std::uint32_t depth) {
 
 void GroupRunner::run_if(const Instr& in, Active active, std::uint32_t depth) {
   const Slot* cond = row(in.args[0]);
-  std::uint32_t* then_threads = masks_[2 * depth].data();
-  std::uint32_t* else_threads = masks_[2 * depth + 1].data();
-  std::size_t n_then = 0, n_else = 0;
+  std::uint32_t* then_threads = masks_[2 * std::size_t{depth}].data();
+  std::uint32_t* else_threads = masks_[2 * std::size_t{depth} + 1].data();
+  std::size_t n_then = 0;
+  std::size_t n_else = 0;
   for (std::uint32_t t : active) {
     if (cond[t] != 0) {
       then_threads[n_then++] = t;
@@ -154,20 +143,10 @@ void GroupRunner::run_if(const Instr& in, Active active, std::uint32_t depth) {
   if (n_else > 0) exec(in.other, Active(else_threads, n_else), depth + 1);
 }
 
-void GroupRunner::run_leaf(const Instr& in, Active active) {
+void GroupRunner::run_constexpr(const Instr& in, Active active) {
   Slot* r = row(in.result);
-  switch (in.kind) {
-    case OpKind::Const:
-      for (std::uint32_t t : active) r[t] = in.imm;
-      return;
-    case OpKind::ConstexprRef: {
-      const Slot v = scalar_slot(*bindings_.scalars[in.buffer], in.type);
-      for (std::uint32_t t : active) r[t] = v;
-      return;
-    }
-    default:
-      return run_builtin(in, active);
-  }
+  const Slot v = scalar_slot(*bindings_.scalars[in.buffer], in.type);
+  for (std::uint32_t t : active) r[t] = v;
 }
 
 void GroupRunner::run_builtin(const Instr& in, Active active) {
@@ -177,7 +156,7 @@ void GroupRunner::run_builtin(const Instr& in, Active active) {
   const std::uint32_t group[3] = {group_.x, group_.y, group_.z};
   const std::vector<std::uint32_t>& tid = tid_[in.axis];
   auto per_thread = [&](auto value_of) {
-    for (std::uint32_t t : active) r[t] = wrap_slot(in.type, value_of(t));
+    for (std::uint32_t t : active) r[t] = value_of(t);  // u32, as the verifier requires
   };
   switch (in.builtin) {
     case ir::Builtin::ThreadId:
@@ -199,39 +178,26 @@ void GroupRunner::run_builtin(const Instr& in, Active active) {
   }
 }
 
-void GroupRunner::run_lanewise(const Instr& in, Active active) {
+void GroupRunner::run_evaluate(const Instr& in, Active active) {
+  if (in.exact) track_wraps(in, active);
+  const Slot* operands[3] = {row(in.args[0]), row(in.args[1]), row(in.args[2])};
+  if (const auto thread = evaluate_lanes(in, active, row(in.result), operands)) {
+    throw report_.division_by_zero(in, *thread);
+  }
+}
+
+void GroupRunner::copy(const Instr& in, Active active) {
   if (in.exact) track_wraps(in, active);
   Slot* r = row(in.result);
   const Slot* a = row(in.args[0]);
-  switch (in.kind) {
-    case OpKind::Select: {
-      const Slot* x = row(in.args[1]);
-      const Slot* y = row(in.args[2]);
-      for (std::uint32_t t : active) r[t] = a[t] != 0 ? x[t] : y[t];
-      return;
-    }
-    case OpKind::Fma:
-      return run_fma(in.type, active, r, a, row(in.args[1]), row(in.args[2]));
-    case OpKind::Cast:
-      for (std::uint32_t t : active) r[t] = convert(a[t], in.arg_type, in.type);
-      return;
-    case OpKind::Bitcast:
-      for (std::uint32_t t : active) r[t] = bitcast(a[t], in.arg_type, in.type);
-      return;
-    case OpKind::VarDecl:
-    case OpKind::VarLoad:
-    case OpKind::Extract:
-      for (std::uint32_t t : active) r[t] = a[t];
-      return;
-    case OpKind::VarStore: {
-      Slot* var = row(in.args[0]);
-      const Slot* v = row(in.args[1]);
-      for (std::uint32_t t : active) var[t] = v[t];
-      return;
-    }
-    default:
-      internal_error("op without an interpreter case", __FILE__, __LINE__);
-  }
+  for (std::uint32_t t : active) r[t] = a[t];
+}
+
+void GroupRunner::var_store(const Instr& in, Active active) {
+  if (in.exact) track_wraps(in, active);
+  Slot* var = row(in.args[0]);
+  const Slot* v = row(in.args[1]);
+  for (std::uint32_t t : active) var[t] = v[t];
 }
 
 }  // namespace iron::runtime::sim

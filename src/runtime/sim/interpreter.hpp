@@ -37,9 +37,12 @@ class GroupRunner {
   void exec_op(const Instr& in, Active active, std::uint32_t depth);
   void run_for(const Instr& in, Active active, std::uint32_t depth);
   void run_if(const Instr& in, Active active, std::uint32_t depth);
-  void run_leaf(const Instr& in, Active active);
+  void run_constexpr(const Instr& in, Active active);
   void run_builtin(const Instr& in, Active active);
-  void run_lanewise(const Instr& in, Active active);
+  /// Lane-wise pure arithmetic through ir::evaluate; reports an integer division by zero.
+  void run_evaluate(const Instr& in, Active active);
+  void copy(const Instr& in, Active active);
+  void var_store(const Instr& in, Active active);
 
   // exact.cpp
   /// Sets the wrap marks of the result of `exact` op `in` from its operands (before it runs).
@@ -92,7 +95,7 @@ class GroupRunner {
   /// The operands of a thread's latest op that did not fit its type, for the report.
   struct Wrap {
     std::uint32_t instr = 0;  ///< 1 + the instruction
-    Slot a = 0, b = 0, c = 0;
+    Slot a = 0, b = 0;
   };
   std::vector<Wrap> last_wrap_;
   std::vector<std::vector<std::uint32_t>> masks_;  // two per nesting depth

@@ -1,5 +1,6 @@
 /// Loads, stores (scalar and vector) and atomics on tensors and threadgroup memory, bounds-checked,
 /// race-checked and checked for reads of memory nobody wrote.
+#include <optional>
 #include <string>
 
 #include "interpreter.hpp"
@@ -11,7 +12,7 @@ using ir::OpKind;
 std::uint32_t GroupRunner::checked_index(const Instr& in, std::uint32_t thread,
                                          std::uint64_t count) {
   check_index_wrap(in, thread);
-  const std::int64_t i = int_value(row(in.args[0])[thread], in.arg_type);
+  const std::int64_t i = int_value(row(in.args[0])[thread], in.arg_types[0]);
   if (i < 0 || static_cast<std::uint64_t>(i) >= count) {
     throw report_.out_of_bounds(in, thread, buffer_name(in), i, count);
   }
@@ -21,7 +22,7 @@ std::uint32_t GroupRunner::checked_index(const Instr& in, std::uint32_t thread,
 std::uint32_t GroupRunner::checked_vector_index(const Instr& in, std::uint32_t thread,
                                                 std::uint64_t count) {
   check_index_wrap(in, thread);
-  const std::int64_t i = int_value(row(in.args[0])[thread], in.arg_type);
+  const std::int64_t i = int_value(row(in.args[0])[thread], in.arg_types[0]);
   if (i < 0 || static_cast<std::uint64_t>(i) + in.lanes > count) {
     throw report_.out_of_bounds(in, thread, buffer_name(in), i, count);
   }
@@ -169,9 +170,9 @@ void GroupRunner::vector_store(const Instr& in, Active active) {
 void GroupRunner::atomic(const Instr& in, Active active) {
   Slot* r = row(in.result);
   const Slot* v = row(in.args[1]);
-  const OpKind combiner = combiner_of(in.kind);
+  const std::optional<OpKind> combiner = ir::combiner_of(in.kind);  // none: an exchange
   auto update = [&](Slot old, Slot x) {
-    return in.kind == OpKind::AtomicExchange ? x : combine(combiner, in.type, old, x);
+    return combiner ? combine(*combiner, in.type, old, x) : x;
   };
   if (in.on_shared) {
     Slot* data = shared_.data(in.buffer);

@@ -1,8 +1,9 @@
 /// The kernel prepared for interpretation: ops flattened into contiguous blocks with their operand
-/// rows, types and buffers resolved, after checks that keep malformed IR from crashing the run.
+/// rows, types and buffers resolved, each tagged with how the interpreter runs it.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "iron/core/ir.hpp"
@@ -15,12 +16,31 @@ struct Range {
   std::uint32_t begin = 0, end = 0;
 };
 
+/// How the interpreter runs an instruction: one entry per way of running ops, derived from the
+/// op table when the program is compiled.
+enum class Exec : std::uint8_t {
+  Constant,      ///< const: the immediate
+  ConstexprRef,  ///< constexpr: the launch's scalar
+  Builtin,       ///< thread geometry
+  Evaluate,      ///< lane-wise pure arithmetic: ir::evaluate on every active thread
+  Copy,          ///< var, var.load, extract: the operand's value
+  VarStore,      ///< var.store
+  Load,          ///< load, shared.load
+  Store,         ///< store, shared.store
+  Atomic,        ///< atomic.*
+  Barrier,       ///< barrier
+  Simd,          ///< simd.*
+  Reduce,        ///< reduce.*
+  For,           ///< for
+  If,            ///< if
+};
+
 struct Instr {
   ir::OpKind kind = ir::OpKind::Const;
-  ir::OpClass cls = ir::OpClass::Leaf;
-  DType type = DType::U32;       ///< the op's type (result, stored or declared value)
-  DType arg_type = DType::U32;   ///< type of args[0]: compare operands, cast source, index
-  DType arg1_type = DType::U32;  ///< type of args[1]: the lane operand of simd ops
+  Exec exec = Exec::Constant;
+  DType type = DType::U32;  ///< the op's type (result, stored or declared value)
+  std::uint8_t operands = 0;
+  DType arg_types[3] = {};  ///< types of args: compare operands, cast source, index, lane, …
   ir::Builtin builtin = ir::Builtin::ThreadId;
   std::uint8_t axis = 0;
   bool on_shared = false;      ///< memory op on a threadgroup allocation (else a tensor)
@@ -55,7 +75,8 @@ struct Program {
   std::vector<TensorUse> tensor_use;  ///< by parameter index
 };
 
-/// Throws SimError(BadArgument) naming the op when the IR cannot be run.
+/// Throws SimError(BadArgument) with the verifier's findings when the kernel is malformed, and
+/// when it nests blocks deeper than the interpreter goes.
 Program compile(const ir::Kernel& kernel);
 
 /// Marks `exact` every integer op whose value flows, through integer arithmetic, casts, selects,
@@ -65,7 +86,11 @@ Program compile(const ir::Kernel& kernel);
 /// their operands are bit patterns (hashes, masks), allowed to wrap.
 void mark_index_arithmetic(Program& program);
 
-/// Whether an op can produce a value other than its true one (wrap, truncate, change sign).
-bool can_wrap(ir::OpKind k);
+/// The integer arithmetic whose result can differ from its true value (wrap, truncate, change
+/// sign), which the interpreter redoes exactly on the way into an index.
+enum class Wrapping : std::uint8_t { Neg, Abs, Add, Sub, Mul, Div, Shl, Cast };
+
+/// The arithmetic of ops of kind k that can wrap; nullopt for the ops that cannot.
+std::optional<Wrapping> wrapping_of(ir::OpKind k);
 
 }  // namespace iron::runtime::sim

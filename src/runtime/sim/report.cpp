@@ -20,7 +20,7 @@ std::string_view access_verb(Access a) {
 
 // How a read touches memory: an atomic updates it, anything else reads it.
 Access access_of(const Instr& in) {
-  return in.cls == ir::OpClass::Atomic ? Access::Atomic : Access::Read;
+  return in.exec == Exec::Atomic ? Access::Atomic : Access::Read;
 }
 
 }  // namespace

@@ -126,6 +126,7 @@ void sim_run(const Launch& launch, const SimOptions& options) {
     throw SimError(SimError::Kind::BadArgument, "sim_run: the launch has no kernel");
   }
   const ir::Kernel& kernel = *launch.kernel;
+  const sim::Program program = sim::compile(kernel);  // verifies the kernel first
   check_dispatch(kernel, launch.args, launch.grid, DeviceLimits{});
   const std::uint64_t groups = launch.grid.groups.volume();
   std::uint64_t threads = 0;
@@ -136,7 +137,6 @@ void sim_run(const Launch& launch, const SimOptions& options) {
                                "has {} groups of {}",
                                kernel.name, kMaxThreads, groups, launch.grid.group_size.volume()));
   }
-  const sim::Program program = sim::compile(kernel);
   const sim::Bindings bindings = bind(kernel, launch.args);
   const bool parallel = options.host_threads > 1 && !program.tensor_atomics && groups > 1 &&
                         threads >= kParallelThreshold;
