@@ -33,27 +33,15 @@ ScopeGuard::~ScopeGuard() {
   while (tracer_->depth() >= depth_) tracer_->close_block();
 }
 
-ir::ValueId emit_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type) {
-  ir::Op op;
-  op.kind = ir::OpKind::For;
-  op.type = type;
-  op.args = {start, end, step};
-  op.blocks.resize(1);
-  return Tracer::current().emit(std::move(op), true);
+ir::ValueId record_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type) {
+  return Tracer::current().record(ir::OpKind::For, type, {start, end, step}).result;
 }
 
-void emit_if(ir::ValueId cond) {
-  ir::Op op;
-  op.kind = ir::OpKind::If;
-  op.type = DType::Bool;
-  op.args = {cond};
-  op.blocks.resize(2);
-  Tracer::current().emit(std::move(op), false);
-}
+void record_if(ir::ValueId cond) { Tracer::current().record(ir::OpKind::If, DType::Bool, {cond}); }
 
 BranchScope::BranchScope(const Expr<boolean>& cond, SourceLocation where) {
   Tracer::current().at(where);
-  emit_if(cond.id());
+  record_if(cond.id());
   guard_.open(0, "IRON_IF branch");
 }
 

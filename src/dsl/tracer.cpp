@@ -1,10 +1,13 @@
-/// The tracing state: emission into nested blocks, scope checks and final kernel checks.
+/// The tracing state: recording ops into nested blocks, scope checks and final kernel checks.
 #include "iron/dsl/tracer.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <utility>
+
+#include "iron/core/builder.hpp"
+#include "iron/core/op_views.hpp"
 
 namespace iron::dsl::detail {
 namespace {
@@ -65,17 +68,16 @@ void Tracer::check_visible(ir::ValueId id) const {
   }
 }
 
-ir::ValueId Tracer::emit(ir::Op op, bool has_result) {
-  for (ir::ValueId a : op.args) check_visible(a);
-  op.loc = loc_;
-  if (has_result) {
-    op.result = kernel_.num_values++;
+ir::Op& Tracer::record(ir::OpKind kind, DType type, std::vector<ir::ValueId> args) {
+  for (ir::ValueId a : args) check_visible(a);
+  ir::Builder builder(kernel_, scopes_.back().block->ops);
+  ir::Op& op = builder.at(loc_).make(kind, type, std::move(args));
+  if (op.result != ir::kNoValue) {
     value_types_.push_back(op.type);
     value_scope_.push_back(scopes_.back().id);
   }
   closed_if_pending_ = false;
-  scopes_.back().block->ops.push_back(std::move(op));
-  return scopes_.back().block->ops.back().result;
+  return op;
 }
 
 void Tracer::open_block(std::size_t block_index) {
@@ -96,7 +98,7 @@ void Tracer::close_block() {
 ir::Op* Tracer::if_awaiting_else() {
   if (!closed_if_pending_) return nullptr;
   ir::Op& op = scopes_.back().block->ops.back();
-  return op.blocks[1].ops.empty() ? &op : nullptr;
+  return ir::IfOp(op).else_block().ops.empty() ? &op : nullptr;
 }
 
 int Tracer::add_param(std::string name, ir::ParamKind kind, DType dtype) {

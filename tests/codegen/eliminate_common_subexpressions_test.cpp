@@ -7,9 +7,9 @@
 
 #include <string_view>
 
-#include "passes1_helpers.hpp"
+#include "pass_test_harness.hpp"
 
-namespace iron::passes1_test {
+namespace iron::pass_test {
 namespace {
 
 using codegen::eliminate_common_subexpressions;
@@ -273,4 +273,4 @@ TEST(PassEliminateCommonSubexpressions, CollectivesAtomicsAndEffectsNeverMerge) 
 }
 
 }  // namespace
-}  // namespace iron::passes1_test
+}  // namespace iron::pass_test

@@ -6,9 +6,9 @@
 
 #include <string_view>
 
-#include "passes1_helpers.hpp"
+#include "pass_test_harness.hpp"
 
-namespace iron::passes1_test {
+namespace iron::pass_test {
 namespace {
 
 using codegen::eliminate_dead_code;
@@ -152,4 +152,4 @@ TEST(PassEliminateDeadCode, UnusedCollectivesGo) {
 }
 
 }  // namespace
-}  // namespace iron::passes1_test
+}  // namespace iron::pass_test

@@ -6,9 +6,9 @@
 
 #include <string_view>
 
-#include "passes1_helpers.hpp"
+#include "pass_test_harness.hpp"
 
-namespace iron::passes1_test {
+namespace iron::pass_test {
 namespace {
 
 using codegen::fold_constants;
@@ -374,4 +374,4 @@ TEST(PassFoldConstants, LoopsWithAnEmptyConstantRangeGo) {
 }
 
 }  // namespace
-}  // namespace iron::passes1_test
+}  // namespace iron::pass_test

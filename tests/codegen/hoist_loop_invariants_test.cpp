@@ -6,9 +6,9 @@
 
 #include <string_view>
 
-#include "passes1_helpers.hpp"
+#include "pass_test_harness.hpp"
 
-namespace iron::passes1_test {
+namespace iron::pass_test {
 namespace {
 
 using codegen::hoist_loop_invariants;
@@ -136,4 +136,4 @@ TEST(PassHoistLoopInvariants, IntegerDivisionMovesOnlyByANonZeroConstant) {
 }
 
 }  // namespace
-}  // namespace iron::passes1_test
+}  // namespace iron::pass_test

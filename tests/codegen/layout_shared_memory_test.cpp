@@ -6,9 +6,10 @@
 #include <string>
 
 #include "iron/core/error.hpp"
-#include "passes2_helpers.hpp"
+#include "pass_test_harness.hpp"
+#include "test_target_profiles.hpp"
 
-namespace iron::passes2_test {
+namespace iron::pass_test {
 namespace {
 
 using codegen::layout_shared_memory;
@@ -100,4 +101,4 @@ TEST(PassLayoutSharedMemory, RefusesAKernelOverTheLimitNamingEveryAllocation) {
 }
 
 }  // namespace
-}  // namespace iron::passes2_test
+}  // namespace iron::pass_test

@@ -8,9 +8,10 @@
 #include "iron/core/error.hpp"
 #include "iron/runtime/sim.hpp"
 #include "iron/testing/data.hpp"
-#include "passes2_helpers.hpp"
+#include "pass_test_harness.hpp"
+#include "test_target_profiles.hpp"
 
-namespace iron::passes2_test {
+namespace iron::pass_test {
 namespace {
 
 using codegen::legalize;
@@ -203,4 +204,4 @@ TEST(PassLegalize, WidenedKernelGivesTheSameBitsOnTheSimulator) {
 }
 
 }  // namespace
-}  // namespace iron::passes2_test
+}  // namespace iron::pass_test

@@ -11,9 +11,10 @@
 #include "iron/testing/data.hpp"
 #include "iron/testing/registry.hpp"
 #include "iron/testing/runner.hpp"
-#include "passes2_helpers.hpp"
+#include "pass_test_harness.hpp"
+#include "test_target_profiles.hpp"
 
-namespace iron::passes2_test {
+namespace iron::pass_test {
 namespace {
 
 using codegen::lower_reductions;
@@ -374,4 +375,4 @@ TEST(PassLowerReductions, LibraryRmsNormCasesGiveTheSameResults) {
 }
 
 }  // namespace
-}  // namespace iron::passes2_test
+}  // namespace iron::pass_test

@@ -7,9 +7,10 @@
 #include <string>
 
 #include "iron/dsl/kernel.hpp"
-#include "passes2_helpers.hpp"
+#include "pass_test_harness.hpp"
+#include "test_target_profiles.hpp"
 
-namespace iron::passes2_test {
+namespace iron::pass_test {
 namespace {
 
 using codegen::lower_reductions;
@@ -200,4 +201,4 @@ TEST(PassLowerReductions, LibraryKernelsLoseEveryReduceAndStillVerify) {
 }
 
 }  // namespace
-}  // namespace iron::passes2_test
+}  // namespace iron::pass_test

@@ -23,9 +23,9 @@
 #include "iron/testing/data.hpp"
 #include "iron/testing/registry.hpp"
 #include "iron/testing/runner.hpp"
-#include "passes1_helpers.hpp"
+#include "pass_test_harness.hpp"
 
-namespace iron::passes1_test {
+namespace iron::pass_test {
 namespace {
 
 /// The value-level passes in pipeline order, then dead-code elimination.
@@ -38,12 +38,6 @@ ir::Kernel optimized(ir::Kernel kernel) {
     pass(kernel, target);
   }
   return kernel;
-}
-
-std::string problems_of(const ir::Kernel& kernel) {
-  std::string text;
-  for (const std::string& p : ir::verify(kernel)) text += p + "\n";
-  return text;
 }
 
 /// Arguments of one launch; outputs start as 0xAB bytes so unwritten elements compare too.
@@ -278,7 +272,8 @@ class OpTable {
         }
         for (std::size_t b = 0; b < values_[index(t)].size(); ++b) {
           for (const ir::OpKind k : kBinary) binary(k, t, a, b);
-          if (is_float(t)) emit(ir::OpKind::Fma, t, t, {value(t, a), value(t, b), value(t, b)});
+          if (is_float(t))
+            append_op(ir::OpKind::Fma, t, t, {value(t, a), value(t, b), value(t, b)});
         }
       }
     }
@@ -347,13 +342,16 @@ class OpTable {
 
   std::string fresh() { return "%" + std::to_string(next_++); }
 
-  /// Emits `%r = kind args : type` and stores it into the output of its type.
-  void emit(ir::OpKind kind, DType operand, DType type, const std::vector<std::string>& args) {
+  /// Appends `%r = kind operands : type` and stores it into the output of its type.
+  void append_op(ir::OpKind kind, DType operand, DType type,
+                 const std::vector<std::string>& operands) {
     const bool int_division = (kind == ir::OpKind::Div || kind == ir::OpKind::Rem) &&
-                              !is_float(operand) && args[1] == value(operand, 0);
+                              !is_float(operand) && operands.back() == value(operand, 0);
     if (int_division) return;  // the simulator reports division by zero
     std::string line = "  " + fresh() + " = " + std::string(ir::op_name(kind));
-    for (std::size_t i = 0; i < args.size(); ++i) line += (i == 0 ? " " : ", ") + args[i];
+    for (std::size_t i = 0; i < operands.size(); ++i) {
+      line += (i == 0 ? " " : ", ") + operands[i];
+    }
     const std::string result = "%" + std::to_string(next_ - 1);
     const std::string where = fresh();
     body_ += line + " : " + std::string(dtype_name(type)) + "\n";
@@ -367,7 +365,7 @@ class OpTable {
     const bool ok = k == ir::OpKind::Not ? !is_float(t)
                     : neg_or_abs         ? is_float(t) || is_signed_int(t)
                                          : is_float(t);
-    if (ok) emit(k, t, t, {value(t, a)});
+    if (ok) append_op(k, t, t, {value(t, a)});
   }
 
   void binary(ir::OpKind k, DType t, std::size_t a, std::size_t b) {
@@ -380,11 +378,11 @@ class OpTable {
                     : shift      ? is_integer(t)
                     : float_only ? is_float(t)
                                  : t != DType::Bool;
-    if (ok) emit(k, t, compare ? DType::Bool : t, {value(t, a), value(t, b)});
+    if (ok) append_op(k, t, compare ? DType::Bool : t, {value(t, a), value(t, b)});
   }
 
   void conversion(ir::OpKind k, DType from, DType to, std::size_t a) {
-    emit(k, from, to, {value(from, a)});
+    append_op(k, from, to, {value(from, a)});
   }
 
   std::vector<std::string> values_[std::size(kTypes)];
@@ -418,4 +416,4 @@ TEST(PassDifferential, FoldingMatchesTheSimulatorOnEveryOpAndType) {
 }
 
 }  // namespace
-}  // namespace iron::passes1_test
+}  // namespace iron::pass_test

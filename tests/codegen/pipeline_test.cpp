@@ -12,7 +12,7 @@
 #include "iron/core/verifier.hpp"
 #include "iron/dsl/kernel.hpp"
 
-namespace iron::passes1_test {
+namespace iron::pass_test {
 namespace {
 
 using codegen::TargetProfile;
@@ -54,7 +54,9 @@ TEST(PassPipeline, RecordsEveryPassAndKeepsItsIr) {
   for (std::size_t i = 0; i < passes.size(); ++i) {
     EXPECT_EQ(result.stats[i].name, passes[i].name);
     EXPECT_GE(result.stats[i].milliseconds, 0.0);
-    if (i > 0) EXPECT_EQ(result.stats[i].ops_before, result.stats[i - 1].ops_after);
+    if (i > 0) {
+      EXPECT_EQ(result.stats[i].ops_before, result.stats[i - 1].ops_after);
+    }
   }
   EXPECT_EQ(result.stats.back().ops_after, ir::count_ops(result.kernel));
   EXPECT_EQ(result.ir_after.back(), ir::print_kernel(result.kernel));
@@ -92,4 +94,4 @@ TEST(PassPipeline, AVerifierProblemNamesThePassAndShowsTheIr) {
 }
 
 }  // namespace
-}  // namespace iron::passes1_test
+}  // namespace iron::pass_test

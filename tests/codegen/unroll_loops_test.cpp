@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "passes1_helpers.hpp"
+#include "pass_test_harness.hpp"
 
-namespace iron::passes1_test {
+namespace iron::pass_test {
 namespace {
 
 using codegen::unroll_loops;
@@ -172,4 +172,4 @@ TEST(PassUnrollLoops, CollectivesInNestedLoopsKeepTheLoopRolled) {
 }
 
 }  // namespace
-}  // namespace iron::passes1_test
+}  // namespace iron::pass_test

@@ -431,7 +431,7 @@ TEST(PassVectorize, Bf16MaxAccumulatorInEightLanes) {
 }
 
 // A literal end of 1026 is not a multiple of 4 but is one of 2: one 8-byte loop, no `if`. The
-// constant in the body is the same for every lane and is emitted once.
+// constant in the body is the same for every lane and is built once.
 TEST(PassVectorize, LiteralEndTakesTheWidestWidthThatDividesIt) {
   expect_vectorized(R"(
   %0 = const 1026 : u32

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <type_traits>
 
@@ -107,6 +108,50 @@ class SimdMoveOp : public OpView<O> {
   explicit SimdMoveOp(O& op) : OpView<O>(op, op_info(op.kind).types == TypeRule::CollectiveMove) {}
   typename OpView<O>::Id& value() const { return this->arg(0); }
   typename OpView<O>::Id& lane() const { return this->arg(1); }
+};
+
+/// An op of one operand computed element by element: neg, not, the math functions, cast and
+/// bitcast.
+template <class O>
+class UnaryOp : public OpView<O> {
+ public:
+  explicit UnaryOp(O& op)
+      : OpView<O>(op, op_info(op.kind).op_class == OpClass::Unary || op.kind == OpKind::Cast ||
+                          op.kind == OpKind::Bitcast) {}
+  typename OpView<O>::Id& operand() const { return this->arg(0); }
+};
+
+/// An op of two operands: arithmetic, bitwise, shifts and comparisons (`lhs OP rhs`).
+template <class O>
+class BinaryOp : public OpView<O> {
+ public:
+  explicit BinaryOp(O& op)
+      : OpView<O>(op, op_info(op.kind).op_class == OpClass::Binary ||
+                          op_info(op.kind).op_class == OpClass::Compare) {}
+  typename OpView<O>::Id& lhs() const { return this->arg(0); }
+  typename OpView<O>::Id& rhs() const { return this->arg(1); }
+};
+
+/// A simdgroup or threadgroup reduction or scan (simd.sum … simd.prefix_exclusive_sum,
+/// reduce.*): `value` combined across the threads.
+template <class O>
+class CollectiveOp : public OpView<O> {
+ public:
+  explicit CollectiveOp(O& op)
+      : OpView<O>(op, op_info(op.kind).types == TypeRule::CollectiveNumber) {}
+  typename OpView<O>::Id& value() const { return this->arg(0); }
+};
+
+/// const: a literal of the op's type, held as a double (floats) or an integer (the rest).
+template <class O>
+class ConstOp : public OpView<O> {
+ public:
+  explicit ConstOp(O& op) : OpView<O>(op, op.kind == OpKind::Const) {}
+  /// The value as an integer (a float's integer part).
+  std::int64_t as_int() const {
+    return is_float(this->op().type) ? static_cast<std::int64_t>(this->op().fvalue)
+                                     : this->op().ivalue;
+  }
 };
 
 /// extract: lane `lane()` of the vector `vector()`.

@@ -1,5 +1,5 @@
-/// Symbolic control flow. `for (auto i : range(a, b, step))` emits a loop; IRON_IF(c) { … }
-/// IRON_ELSE { … } emits a branch. Leaving either early with `break`, `return` or an exception
+/// Symbolic control flow. `for (auto i : range(a, b, step))` traces a loop; IRON_IF(c) { … }
+/// IRON_ELSE { … } traces a branch. Leaving either early with `break`, `return` or an exception
 /// is a trace error naming the line, never silently dropped code. Plain C++ `for` and `if` over
 /// C++ values run at trace time (a C++ loop unrolls).
 #pragma once
@@ -20,7 +20,7 @@ class ScopeGuard {
   ScopeGuard(const ScopeGuard&) = delete;
   ScopeGuard& operator=(const ScopeGuard&) = delete;
   ~ScopeGuard();
-  /// Opens block `index` of the op just emitted.
+  /// Opens block `index` of the op just recorded.
   void open(std::size_t index, const char* construct);
   /// The scope ended normally.
   void finish();
@@ -34,8 +34,8 @@ class ScopeGuard {
   int exceptions_ = 0;
 };
 
-ir::ValueId emit_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type);
-void emit_if(ir::ValueId cond);
+ir::ValueId record_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type);
+void record_if(ir::ValueId cond);
 
 }  // namespace detail
 
@@ -63,7 +63,7 @@ class Range {
 
   Iterator begin() {
     detail::Tracer::current().at(where_);
-    induction_ = Expr<I>::wrap(detail::emit_for(start_.id(), end_.id(), step_.id(), dtype_of<I>));
+    induction_ = Expr<I>::wrap(detail::record_for(start_.id(), end_.id(), step_.id(), dtype_of<I>));
     guard_.open(0, "symbolic loop");
     return Iterator(this);
   }

@@ -21,15 +21,15 @@ class Var;
 
 namespace detail {
 
-ir::ValueId emit_const(DType type, double fvalue, std::int64_t ivalue);
-ir::ValueId emit_unary(ir::OpKind kind, ir::ValueId a, DType type);
-ir::ValueId emit_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, DType type);
-ir::ValueId emit_convert(ir::OpKind kind, ir::ValueId a, DType to);
-void emit_var_store(ir::ValueId var, ir::ValueId value);
-ir::ValueId emit_var_decl(ir::ValueId init, DType type);
-ir::ValueId emit_var_load(ir::ValueId var, DType type);
+ir::ValueId record_const(DType type, double fvalue, std::int64_t ivalue);
+ir::ValueId record_unary(ir::OpKind kind, ir::ValueId a, DType type);
+ir::ValueId record_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, DType type);
+ir::ValueId record_convert(ir::OpKind kind, ir::ValueId a, DType to);
+void record_var_store(ir::ValueId var, ir::ValueId value);
+ir::ValueId record_var_decl(ir::ValueId init, DType type);
+ir::ValueId record_var_load(ir::ValueId var, DType type);
 
-/// Makes `where` the location of the ops emitted next.
+/// Makes `where` the location of the ops recorded next.
 inline void at(const SourceLocation& where) { Tracer::current().at(where); }
 
 /// A C++ literal usable where an Expr<T> is expected: integers anywhere, floating-point
@@ -43,9 +43,9 @@ concept LiteralFor = std::is_arithmetic_v<L> &&
 template <Element T, class L>
 ir::ValueId literal(L value) {
   if constexpr (is_float(dtype_of<T>)) {
-    return emit_const(dtype_of<T>, static_cast<double>(value), 0);
+    return record_const(dtype_of<T>, static_cast<double>(value), 0);
   } else {
-    return emit_const(dtype_of<T>, 0.0, static_cast<std::int64_t>(value));
+    return record_const(dtype_of<T>, 0.0, static_cast<std::int64_t>(value));
   }
 }
 
@@ -92,14 +92,14 @@ class Expr : public detail::Operations<T> {
   template <Element U>
   Expr<U> cast(SourceLocation where = SourceLocation::current()) const {
     detail::at(where);
-    return Expr<U>::wrap(detail::emit_convert(ir::OpKind::Cast, id_, dtype_of<U>));
+    return Expr<U>::wrap(detail::record_convert(ir::OpKind::Cast, id_, dtype_of<U>));
   }
   /// Reinterprets the bits as U, which must have the same size.
   template <Element U>
   Expr<U> bitcast(SourceLocation where = SourceLocation::current()) const {
     static_assert(dtype_size_of<U>() == dtype_size_of<T>(), "bitcast needs equal sizes");
     detail::at(where);
-    return Expr<U>::wrap(detail::emit_convert(ir::OpKind::Bitcast, id_, dtype_of<U>));
+    return Expr<U>::wrap(detail::record_convert(ir::OpKind::Bitcast, id_, dtype_of<U>));
   }
 
  private:
@@ -166,7 +166,7 @@ class Operand {
           SourceLocation where = SourceLocation::current())
       : where_(where) {
     at(where);
-    id_ = emit_var_load(v.id(), dtype_of<T>);
+    id_ = record_var_load(v.id(), dtype_of<T>);
   }
   template <class L>
   requires LiteralFor<L, T> Operand(L value,  // NOLINT(google-explicit-constructor)
@@ -187,12 +187,12 @@ class Operand {
 template <Element R, Element T>
 Expr<R> binary(ir::OpKind kind, const Operand<T>& a, const Operand<T>& b) {
   at(a.where());
-  return Expr<R>::wrap(emit_binary(kind, a.id(), b.id(), dtype_of<R>));
+  return Expr<R>::wrap(record_binary(kind, a.id(), b.id(), dtype_of<R>));
 }
 template <Element T>
 Expr<T> unary(ir::OpKind kind, const Operand<T>& a) {
   at(a.where());
-  return Expr<T>::wrap(emit_unary(kind, a.id(), dtype_of<T>));
+  return Expr<T>::wrap(record_unary(kind, a.id(), dtype_of<T>));
 }
 
 /// The operators of Expr<T> and Var<T>, as hidden friends found through either class: both
@@ -266,7 +266,7 @@ class Var : public detail::Operations<T> {
 
   Var& operator=(detail::Operand<T> value) {
     detail::at(value.where());
-    detail::emit_var_store(var_, value.id());
+    detail::record_var_store(var_, value.id());
     return *this;
   }
   template <class X>
@@ -277,7 +277,7 @@ class Var : public detail::Operations<T> {
   /// gives them the assignment's own line. (A non-const parameter: a `const Var&` one would make
   /// `a = expr` ambiguous, an Expr converting both to a Var and to an operand.)
   Var& operator=(Var& other) {
-    detail::emit_var_store(var_, detail::emit_var_load(other.var_, dtype_of<T>));
+    detail::record_var_store(var_, detail::record_var_load(other.var_, dtype_of<T>));
     return *this;
   }
 
@@ -285,7 +285,7 @@ class Var : public detail::Operations<T> {
   Var& operator op(detail::Operand<T> x) {                                            \
     const Expr<T> v =                                                                 \
         detail::binary<T>(ir::OpKind::kind, detail::Operand<T>(*this, x.where()), x); \
-    detail::emit_var_store(var_, v.id()); /* at x's line, as binary() left it */      \
+    detail::record_var_store(var_, v.id()); /* at x's line, as binary() left it */    \
     return *this;                                                                     \
   }                                                                                   \
   template <class X>                                                                  \
@@ -318,7 +318,7 @@ Expr<T> to_expr(const X& x) {
     static_assert(std::is_same_v<element_of<X>, T>,
                   "Iron: operands have different element types; convert one with .cast<U>()");
     if constexpr (std::is_base_of_v<Var<T>, X>) {
-      return Expr<T>::wrap(emit_var_load(x.id(), dtype_of<T>));
+      return Expr<T>::wrap(record_var_load(x.id(), dtype_of<T>));
     } else {
       return static_cast<const Expr<T>&>(x);
     }
@@ -357,20 +357,20 @@ requires(!Symbolic<A>) struct common_element<A, B> {
 template <Element T>
 Expr<T>::Expr(const Var<T>& var, SourceLocation where) {
   detail::at(where);
-  id_ = detail::emit_var_load(var.id(), dtype_of<T>);
+  id_ = detail::record_var_load(var.id(), dtype_of<T>);
 }
 
 template <Element T>
 template <class X>
 requires detail::Fits<X, T> Var<T>::Var(const X& init, SourceLocation where) {
   detail::at(where);
-  var_ = detail::emit_var_decl(detail::to_expr<T>(init).id(), dtype_of<T>);
+  var_ = detail::record_var_decl(detail::to_expr<T>(init).id(), dtype_of<T>);
 }
 
 template <Element T>
 Var<T>::Var(const Var& other, SourceLocation where) {
   detail::at(where);
-  var_ = detail::emit_var_decl(detail::to_expr<T>(other).id(), dtype_of<T>);
+  var_ = detail::record_var_decl(detail::to_expr<T>(other).id(), dtype_of<T>);
 }
 
 /// Either operand symbolic; the other symbolic of the same element type or a fitting literal.

@@ -8,9 +8,9 @@
 namespace iron::dsl {
 
 namespace detail {
-ir::ValueId emit_builtin(ir::Builtin b, int axis);
-ir::ValueId emit_op(ir::OpKind kind, std::initializer_list<ir::ValueId> args, DType type);
-void emit_barrier();
+ir::ValueId record_builtin(ir::Builtin b, int axis);
+ir::ValueId record_op(ir::OpKind kind, std::initializer_list<ir::ValueId> args, DType type);
+void record_barrier();
 
 /// A float or signed integer element type (abs).
 template <class T>
@@ -28,12 +28,12 @@ struct needs_a_number {};
 
 // ── Built-in indices (all u32) ───────────────────────────────────────────────────────────────
 
-#define IRON_AXIS_BUILTIN(fn, kind)                                        \
-  template <int Axis>                                                      \
-  Expr<u32> fn(SourceLocation where = SourceLocation::current()) {         \
-    static_assert(Axis >= 0 && Axis <= 2, "Iron: axis must be 0, 1 or 2"); \
-    detail::at(where);                                                     \
-    return Expr<u32>::wrap(detail::emit_builtin(ir::Builtin::kind, Axis)); \
+#define IRON_AXIS_BUILTIN(fn, kind)                                          \
+  template <int Axis>                                                        \
+  Expr<u32> fn(SourceLocation where = SourceLocation::current()) {           \
+    static_assert(Axis >= 0 && Axis <= 2, "Iron: axis must be 0, 1 or 2");   \
+    detail::at(where);                                                       \
+    return Expr<u32>::wrap(detail::record_builtin(ir::Builtin::kind, Axis)); \
   }
 /// Thread index within its group.
 IRON_AXIS_BUILTIN(thread_id, ThreadId)
@@ -50,7 +50,7 @@ IRON_AXIS_BUILTIN(global_id, GlobalId)
 #define IRON_FLAT_BUILTIN(fn, kind)                                       \
   inline Expr<u32> fn(SourceLocation where = SourceLocation::current()) { \
     detail::at(where);                                                    \
-    return Expr<u32>::wrap(detail::emit_builtin(ir::Builtin::kind, 0));   \
+    return Expr<u32>::wrap(detail::record_builtin(ir::Builtin::kind, 0)); \
   }
 /// Lane within the 32-wide simdgroup.
 IRON_FLAT_BUILTIN(lane_id, Lane)
@@ -67,7 +67,7 @@ template <int Axis>
 Expr<u32> grid_threads(SourceLocation where = SourceLocation::current()) {
   const ir::ValueId groups = grid_groups<Axis>(where).id();
   const ir::ValueId size = group_size<Axis>(where).id();
-  return Expr<u32>::wrap(detail::emit_binary(ir::OpKind::Mul, groups, size, DType::U32));
+  return Expr<u32>::wrap(detail::record_binary(ir::OpKind::Mul, groups, size, DType::U32));
 }
 
 /// The work index of the declared mode: the global thread id for elementwise kernels, the
@@ -84,17 +84,17 @@ Expr<u32> program_id(SourceLocation where = SourceLocation::current()) {
 // line first, naming the mistake in the twin's return type. The macro arguments are names
 // (functions, concepts, types) that cannot be parenthesized.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define IRON_UNARY_MATH(fn, kind, requirement, rejection)                              \
-  template <Symbolic X>                                                                \
-  requires requirement<element_of<X>> Expr<element_of<X>> fn(                          \
-      const X& x, SourceLocation where = SourceLocation::current()) {                  \
-    using T = element_of<X>;                                                           \
-    detail::at(where);                                                                 \
-    return Expr<T>::wrap(                                                              \
-        detail::emit_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>)); \
-  }                                                                                    \
-  template <Symbolic X>                                                                \
-  requires(!requirement<element_of<X>>) detail::rejection fn(const X& x)               \
+#define IRON_UNARY_MATH(fn, kind, requirement, rejection)                                \
+  template <Symbolic X>                                                                  \
+  requires requirement<element_of<X>> Expr<element_of<X>> fn(                            \
+      const X& x, SourceLocation where = SourceLocation::current()) {                    \
+    using T = element_of<X>;                                                             \
+    detail::at(where);                                                                   \
+    return Expr<T>::wrap(                                                                \
+        detail::record_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>)); \
+  }                                                                                      \
+  template <Symbolic X>                                                                  \
+  requires(!requirement<element_of<X>>) detail::rejection fn(const X& x)                 \
   = delete;
 #define IRON_FLOAT_MATH(fn, kind) \
   IRON_UNARY_MATH(fn, kind, FloatElement, needs_a_float_value_cast_first)
@@ -121,7 +121,7 @@ IRON_UNARY_MATH(abs, Abs, detail::SignedElement, needs_a_float_or_signed_integer
       const A& a, const B& b, SourceLocation where = SourceLocation::current()) {                  \
     using T = common_t<A, B>;                                                                      \
     detail::at(where);                                                                             \
-    return Expr<T>::wrap(detail::emit_op(                                                          \
+    return Expr<T>::wrap(detail::record_op(                                                        \
         ir::OpKind::kind, {detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id()}, dtype_of<T>)); \
   }                                                                                                \
   template <class A, class B>                                                                      \
@@ -145,7 +145,7 @@ requires(Operands<A, B> || Symbolic<C>) auto fma(const A& a, const B& b, const C
       A, typename detail::element_or<B, typename detail::element_or<C, void>::type>::type>::type;
   static_assert(FloatElement<T>, "Iron: fma needs float values");
   detail::at(where);
-  return Expr<T>::wrap(detail::emit_op(
+  return Expr<T>::wrap(detail::record_op(
       ir::OpKind::Fma,
       {detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id(), detail::to_expr<T>(c).id()},
       dtype_of<T>));
@@ -159,7 +159,7 @@ requires detail::Compatible<A, B> Expr<common_t<A, B>> select(
     SourceLocation where = SourceLocation::current()) {
   using T = common_t<A, B>;
   detail::at(where);
-  return Expr<T>::wrap(detail::emit_op(
+  return Expr<T>::wrap(detail::record_op(
       ir::OpKind::Select, {cond.id(), detail::to_expr<T>(a).id(), detail::to_expr<T>(b).id()},
       dtype_of<T>));
 }
@@ -176,7 +176,7 @@ requires detail::Mismatched<A, B> detail::mismatch_tag<A, B> select(const Expr<b
     using T = element_of<X>;                                                             \
     detail::at(where);                                                                   \
     return Expr<T>::wrap(                                                                \
-        detail::emit_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>));   \
+        detail::record_op(ir::OpKind::kind, {detail::to_expr<T>(x).id()}, dtype_of<T>)); \
   }
 /// Across the 32 lanes of the simdgroup; every lane gets the result.
 IRON_COLLECTIVE(simd_sum, SimdSum)
@@ -197,7 +197,7 @@ IRON_COLLECTIVE(reduce_min, ReduceMin)
                          SourceLocation where = SourceLocation::current()) {             \
     using T = element_of<X>;                                                             \
     detail::at(where);                                                                   \
-    return Expr<T>::wrap(detail::emit_op(                                                \
+    return Expr<T>::wrap(detail::record_op(                                              \
         ir::OpKind::kind, {detail::to_expr<T>(x).id(), detail::to_expr<u32>(lane).id()}, \
         dtype_of<T>));                                                                   \
   }
@@ -213,7 +213,7 @@ IRON_SHUFFLE(simd_broadcast, SimdBroadcast)
 /// Waits until every thread of the group arrives; orders threadgroup-memory accesses.
 inline void barrier(SourceLocation where = SourceLocation::current()) {
   detail::at(where);
-  detail::emit_barrier();
+  detail::record_barrier();
 }
 
 }  // namespace iron::dsl

@@ -11,11 +11,11 @@
 namespace iron::dsl {
 
 namespace detail {
-ir::ValueId emit_load(int param, int shared, ir::ValueId index, DType type);
-void emit_store(int param, int shared, ir::ValueId index, ir::ValueId value, DType type);
-ir::ValueId emit_atomic(ir::OpKind kind, int param, int shared, ir::ValueId index,
-                        ir::ValueId value, DType type);
-ir::ValueId emit_constexpr_ref(int param, DType type);
+ir::ValueId record_load(int param, int shared, ir::ValueId index, DType type);
+void record_store(int param, int shared, ir::ValueId index, ir::ValueId value, DType type);
+ir::ValueId record_atomic(ir::OpKind kind, int param, int shared, ir::ValueId index,
+                          ir::ValueId value, DType type);
+ir::ValueId record_constexpr_ref(int param, DType type);
 
 /// An element of a tensor or of a threadgroup allocation, named by `param` or `shared`.
 template <Element T, bool Writable>
@@ -93,7 +93,7 @@ template <Element T>
 class Constexpr : public Expr<T> {
  public:
   Constexpr(int param)  // NOLINT(google-explicit-constructor)
-      : Expr<T>(Expr<T>::wrap(detail::emit_constexpr_ref(param, dtype_of<T>))), param_(param) {}
+      : Expr<T>(Expr<T>::wrap(detail::record_constexpr_ref(param, dtype_of<T>))), param_(param) {}
   static constexpr ir::ParamKind kind = ir::ParamKind::Constexpr;
   int param() const { return param_; }
 
@@ -126,7 +126,7 @@ template <Element T, bool W>
 Expr<T> load(const detail::ElementRef<T, W>& ref,
              SourceLocation where = SourceLocation::current()) {
   detail::at(where);
-  return Expr<T>::wrap(detail::emit_load(ref.param, ref.shared, ref.index, dtype_of<T>));
+  return Expr<T>::wrap(detail::record_load(ref.param, ref.shared, ref.index, dtype_of<T>));
 }
 
 template <Element T, class X>
@@ -134,7 +134,8 @@ requires detail::Fits<X, T>
 void store(const detail::ElementRef<T, true>& ref, const X& value,
            SourceLocation where = SourceLocation::current()) {
   detail::at(where);
-  detail::emit_store(ref.param, ref.shared, ref.index, detail::to_expr<T>(value).id(), dtype_of<T>);
+  detail::record_store(ref.param, ref.shared, ref.index, detail::to_expr<T>(value).id(),
+                       dtype_of<T>);
 }
 /// Storing a value of another element type does not compile: cast it first.
 template <Element T, class X>
@@ -147,17 +148,17 @@ template <Element T, class X>
 void store(const detail::ElementRef<T, false>& ref, const X& value,
            SourceLocation where = SourceLocation::current()) = delete;
 
-#define IRON_ATOMIC(fn, kind)                                                                     \
-  template <Element T, class X>                                                                   \
-  requires detail::Fits<X, T> Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value,  \
-                                         SourceLocation where = SourceLocation::current()) {      \
-    detail::at(where);                                                                            \
-    return Expr<T>::wrap(detail::emit_atomic(ir::OpKind::kind, ref.param, ref.shared, ref.index,  \
-                                             detail::to_expr<T>(value).id(), dtype_of<T>));       \
-  }                                                                                               \
-  template <Element T, class X>                                                                   \
-  requires detail::Unfit<X, T> Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value, \
-                                          detail::unfit_tag<X, T> = {})                           \
+#define IRON_ATOMIC(fn, kind)                                                                      \
+  template <Element T, class X>                                                                    \
+  requires detail::Fits<X, T> Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value,   \
+                                         SourceLocation where = SourceLocation::current()) {       \
+    detail::at(where);                                                                             \
+    return Expr<T>::wrap(detail::record_atomic(ir::OpKind::kind, ref.param, ref.shared, ref.index, \
+                                               detail::to_expr<T>(value).id(), dtype_of<T>));      \
+  }                                                                                                \
+  template <Element T, class X>                                                                    \
+  requires detail::Unfit<X, T> Expr<T> fn(const detail::ElementRef<T, true>& ref, const X& value,  \
+                                          detail::unfit_tag<X, T> = {})                            \
   = delete;
 /// Atomic read-modify-write on an output tensor or shared element; returns the old value.
 IRON_ATOMIC(atomic_add, AtomicAdd)

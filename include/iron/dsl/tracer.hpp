@@ -1,6 +1,6 @@
 /// The tracing state behind the DSL: the kernel being built, the stack of open blocks (scopes),
 /// which scope defined each value, and the source location of the latest DSL call. Every DSL
-/// operation appends ops to the innermost open block through the current Tracer.
+/// operation records ops in the innermost open block through the current Tracer.
 #pragma once
 
 #include <cstdint>
@@ -38,9 +38,11 @@ class Tracer {
   }
   const ir::SourceLoc& loc() const { return loc_; }
 
-  /// Appends `op` (tagged with the current location) to the innermost block. Gives it a fresh
-  /// result id when `has_result`; checks that every argument is visible here.
-  ir::ValueId emit(ir::Op op, bool has_result);
+  /// Records an op of `kind` at the end of the innermost block, at the current location, made
+  /// by the IR builder (so with a fresh result where the op defines one); checks that every
+  /// operand is visible here. The reference, for the op's attributes, is valid until the next
+  /// op is recorded.
+  ir::Op& record(ir::OpKind kind, DType type, std::vector<ir::ValueId> args);
   /// Throws unless value `id` was defined in this scope or one that encloses it.
   void check_visible(ir::ValueId id) const;
   DType type_of(ir::ValueId id) const { return value_types_.at(id); }

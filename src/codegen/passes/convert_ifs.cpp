@@ -5,7 +5,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "iron/codegen/ir_utils.hpp"
+#include "iron/codegen/op_predicates.hpp"
+#include "iron/core/builder.hpp"
+#include "iron/core/op_views.hpp"
+#include "iron/core/rewriter.hpp"
 
 namespace iron::codegen {
 namespace {
@@ -57,15 +60,16 @@ std::vector<Assignment> flatten(ir::Block& arm, std::vector<ir::Op>& out) {
       if (const auto it = stored.find(a); it != stored.end()) a = it->second;
     }
     if (op.kind == OpKind::VarStore) {
-      if (Assignment* a = find(assigned, op.args[0])) {
-        a->value = op.args[1];
+      const ir::VarOp store(op);
+      if (Assignment* a = find(assigned, store.variable())) {
+        a->value = store.value();
       } else {
-        assigned.push_back({op.args[0], op.args[1], op.type, op.loc});
+        assigned.push_back({store.variable(), store.value(), op.type, op.loc});
       }
       continue;
     }
     if (op.kind == OpKind::VarLoad) {
-      if (const Assignment* a = find(assigned, op.args[0])) {
+      if (const Assignment* a = find(assigned, ir::VarOp(op).variable())) {
         stored[op.result] = a->value;
         continue;
       }
@@ -75,58 +79,48 @@ std::vector<Assignment> flatten(ir::Block& arm, std::vector<ir::Op>& out) {
   return assigned;
 }
 
-/// Replaces `branch` by its arms' ops followed by one select and var.store per assigned variable.
-void convert(ir::Kernel& kernel, ir::Op& branch, std::vector<ir::Op>& out) {
-  const std::vector<Assignment> then_values = flatten(branch.blocks[0], out);
-  const std::vector<Assignment> else_values = flatten(branch.blocks[1], out);
+/// The ops that replace `branch`: its arms' ops followed by one select and var.store per
+/// assigned variable.
+std::vector<ir::Op> convert(ir::Kernel& kernel, ir::Op& branch) {
+  const ir::IfOp arms(branch);
+  std::vector<ir::Op> out;
+  const std::vector<Assignment> then_values = flatten(arms.then_block(), out);
+  const std::vector<Assignment> else_values = flatten(arms.else_block(), out);
   std::vector<Assignment> order = then_values;
   for (const Assignment& a : else_values) {
     if (find(then_values, a.var) == nullptr) order.push_back(a);
   }
+  ir::Builder b(kernel, out);
   for (const Assignment& first : order) {
     const Assignment* on_then = find(then_values, first.var);
     const Assignment* on_else = find(else_values, first.var);
     ir::ValueId before = ir::kNoValue;
     if (on_then == nullptr || on_else == nullptr) {
-      ir::Op load = make_op(kernel, OpKind::VarLoad, first.type, {first.var});
-      load.loc = branch.loc;
-      before = load.result;
-      out.push_back(std::move(load));
+      before = b.at(branch.loc).make(OpKind::VarLoad, first.type, {first.var}).result;
     }
-    ir::Op select = make_op(kernel, OpKind::Select, first.type,
-                            {branch.args[0], on_then != nullptr ? on_then->value : before,
-                             on_else != nullptr ? on_else->value : before});
-    select.loc = first.loc;
-    ir::Op store;
-    store.kind = OpKind::VarStore;
-    store.type = first.type;
-    store.args = {first.var, select.result};
-    store.loc = first.loc;
-    out.push_back(std::move(select));
-    out.push_back(std::move(store));
+    const ir::ValueId select =
+        b.at(first.loc)
+            .make(OpKind::Select, first.type,
+                  {arms.condition(), on_then != nullptr ? on_then->value : before,
+                   on_else != nullptr ? on_else->value : before})
+            .result;
+    b.make(OpKind::VarStore, first.type, {first.var, select});
   }
-}
-
-/// Converts innermost branches first, so an outer branch whose arms become straight-line
-/// qualifies too.
-void convert_block(ir::Kernel& kernel, ir::Block& block) {
-  std::vector<ir::Op> out;
-  out.reserve(block.ops.size());
-  for (ir::Op& op : block.ops) {
-    for (ir::Block& nested : op.blocks) convert_block(kernel, nested);
-    if (op.kind == OpKind::If && convertible(op.blocks[0]) && convertible(op.blocks[1])) {
-      convert(kernel, op, out);
-    } else {
-      out.push_back(std::move(op));
-    }
-  }
-  block.ops = std::move(out);
+  return out;
 }
 
 }  // namespace
 
 void convert_ifs(ir::Kernel& kernel, const TargetProfile& /*target*/) {
-  convert_block(kernel, kernel.body);
+  // Inner branches first, so an outer branch whose arms become straight-line qualifies too.
+  ir::rewrite(kernel, ir::Order::InnerFirst, [&](ir::Op& op, ir::RewriteSite&) {
+    if (op.kind != OpKind::If) return ir::Rewrite::keep();
+    const ir::IfOp branch(op);
+    if (!convertible(branch.then_block()) || !convertible(branch.else_block())) {
+      return ir::Rewrite::keep();
+    }
+    return ir::Rewrite::replace_with_ops(convert(kernel, op));
+  });
 }
 
 }  // namespace iron::codegen

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "const_eval.hpp"
-#include "iron/codegen/ir_utils.hpp"
+#include "iron/codegen/op_predicates.hpp"
+#include "iron/core/op_views.hpp"
+#include "iron/core/rewriter.hpp"
 
 namespace iron::codegen {
 namespace {
@@ -35,10 +37,10 @@ struct Key {
   bool operator<(const Key& other) const { return fields() < other.fields(); }
 };
 
-/// Tensor and shared memory may change here (var.store too, to stay conservative).
+/// Tensor and shared memory may change here: a write (var.store too, to stay conservative) or a
+/// barrier, after which other threads' writes are visible.
 bool writes_memory(const ir::Op& op) {
-  return op.kind == OpKind::Store || op.kind == OpKind::SharedStore || op.kind == OpKind::Barrier ||
-         op.kind == OpKind::VarStore || ir::op_class(op.kind) == ir::OpClass::Atomic;
+  return ir::op_info(op.kind).has(ir::kWritesMemory) || op.kind == OpKind::Barrier;
 }
 
 bool block_writes_memory(const ir::Block& b) {
@@ -47,6 +49,9 @@ bool block_writes_memory(const ir::Block& b) {
   return writes;
 }
 
+/// Walks the blocks itself rather than through the rewrite driver: what a block makes available
+/// ends with the block, and the generations advance around every nested block, so the recursion
+/// is where the pass's scoping lives.
 class Eliminator {
  public:
   void block(ir::Block& b) {
@@ -78,7 +83,7 @@ class Eliminator {
   void nested(ir::Op& op) {
     ++var_generation_;
     // A later iteration reads what an earlier one wrote: nothing read before the loop survives.
-    if (op.kind == OpKind::For && block_writes_memory(op.blocks[0])) ++memory_generation_;
+    if (op.kind == OpKind::For && block_writes_memory(ir::ForOp(op).body())) ++memory_generation_;
     for (ir::Block& b : op.blocks) {
       block(b);
       ++var_generation_;
@@ -95,7 +100,7 @@ class Eliminator {
     if (op.kind == OpKind::Const) {
       k.payload = const_value(op).bits;
     } else if (op.kind == OpKind::Extract) {
-      k.payload = static_cast<std::uint64_t>(op.ivalue);
+      k.payload = static_cast<std::uint64_t>(ir::ExtractOp(op).lane());
     }
     k.builtin = op.builtin;
     k.axis = op.axis;
@@ -120,7 +125,7 @@ class Eliminator {
 
 void eliminate_common_subexpressions(ir::Kernel& kernel, const TargetProfile& /*target*/) {
   Eliminator().block(kernel.body);
-  remove_empty_control_flow(kernel.body);
+  ir::remove_empty_control_flow(kernel);
 }
 
 }  // namespace iron::codegen

@@ -9,17 +9,19 @@
 #include <unordered_set>
 #include <vector>
 
-#include "iron/codegen/ir_utils.hpp"
+#include "iron/core/op_views.hpp"
+#include "iron/core/rewriter.hpp"
 
 namespace iron::codegen {
 namespace {
 
 using ir::OpKind;
 
-/// An effect that must happen whether or not anything reads a result.
+/// An effect that must happen whether or not anything reads a result: every effect but a
+/// var.store (live when its variable is read) and a loop or branch (live when its body is).
 bool is_root(const ir::Op& op) {
-  return op.kind == OpKind::Store || op.kind == OpKind::SharedStore || op.kind == OpKind::Barrier ||
-         ir::op_class(op.kind) == ir::OpClass::Atomic;
+  const ir::OpInfo& info = ir::op_info(op.kind);
+  return info.has(ir::kEffect) && info.blocks == 0 && op.kind != OpKind::VarStore;
 }
 
 class Liveness {
@@ -31,31 +33,22 @@ class Liveness {
       work_.pop_back();
       for (ir::ValueId a : op->args) mark(def_.at(a));
       if (op->kind == OpKind::VarLoad) {
-        for (const ir::Op* store : var_stores_[op->args[0]]) mark(store);
+        for (const ir::Op* store : var_stores_[ir::VarOp(*op).variable()]) mark(store);
       }
       if (const ir::Op* parent = parent_.at(op)) mark(parent);
     }
   }
 
-  /// Removes the ops of `b` (and nested blocks) that are not live.
-  void sweep(ir::Block& b) const {
-    for (ir::Op& op : b.ops) {
-      for (ir::Block& nested : op.blocks) sweep(nested);
-    }
-    // Ops are identified by address: decide for each before any of them moves.
-    std::vector<ir::Op> kept;
-    for (ir::Op& op : b.ops) {
-      if (live_.contains(&op)) kept.push_back(std::move(op));
-    }
-    b.ops = std::move(kept);
-  }
+  /// Whether `op` is live. Ops are identified by address, which the rewrite driver keeps until
+  /// it reaches them.
+  bool is_live(const ir::Op& op) const { return live_.contains(&op); }
 
  private:
   void index(const ir::Block& b, const ir::Op* parent) {
     for (const ir::Op& op : b.ops) {
       parent_[&op] = parent;
       if (op.result != ir::kNoValue) def_[op.result] = &op;
-      if (op.kind == OpKind::VarStore) var_stores_[op.args[0]].push_back(&op);
+      if (op.kind == OpKind::VarStore) var_stores_[ir::VarOp(op).variable()].push_back(&op);
       if (is_root(op)) mark(&op);
       for (const ir::Block& nested : op.blocks) index(nested, &op);
     }
@@ -75,7 +68,10 @@ class Liveness {
 }  // namespace
 
 void eliminate_dead_code(ir::Kernel& kernel, const TargetProfile& /*target*/) {
-  Liveness(kernel).sweep(kernel.body);
+  const Liveness liveness(kernel);
+  ir::rewrite(kernel, ir::Order::InnerFirst, [&](ir::Op& op, ir::RewriteSite&) {
+    return liveness.is_live(op) ? ir::Rewrite::keep() : ir::Rewrite::erase();
+  });
 }
 
 }  // namespace iron::codegen

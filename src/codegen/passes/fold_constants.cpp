@@ -2,12 +2,12 @@
 /// arithmetic), branches on constants keep only the taken side, and empty constant loops go.
 #include "iron/codegen/passes/fold_constants.hpp"
 
-#include <iterator>
 #include <unordered_map>
 #include <vector>
 
 #include "const_eval.hpp"
-#include "iron/codegen/ir_utils.hpp"
+#include "iron/core/op_views.hpp"
+#include "iron/core/rewriter.hpp"
 
 namespace iron::codegen {
 namespace {
@@ -20,63 +20,39 @@ bool is_foldable(const ir::Op& op) {
          op.kind == OpKind::Fma || op.kind == OpKind::Cast || op.kind == OpKind::Bitcast;
 }
 
-/// One walk in program order; a value's uses always come after its definition, so constants
-/// and replacements are known when their uses are reached.
+/// Decides each op in program order; a value's uses always come after its definition, so
+/// constants are known when their uses are reached.
 class Folder {
  public:
-  void block(ir::Block& b) {
-    std::size_t i = 0;
-    while (i < b.ops.size()) {
-      if (fold(b, i)) ++i;
+  ir::Rewrite fold(ir::Op& op) {
+    if (op.kind == OpKind::Const) {
+      consts_[op.result] = const_value(op);
+    } else if (op.kind == OpKind::Select) {
+      const ir::SelectOp select(op);
+      if (const ConstValue* cond = find(select.condition())) {
+        return ir::Rewrite::replace_with_value(cond->bits != 0 ? select.if_true()
+                                                               : select.if_false());
+      }
+    } else if (op.kind == OpKind::If) {
+      const ir::IfOp branch(op);
+      if (const ConstValue* cond = find(branch.condition())) {
+        ir::Block& taken = cond->bits != 0 ? branch.then_block() : branch.else_block();
+        return ir::Rewrite::expand(std::move(taken.ops));
+      }
+    } else if (op.kind == OpKind::For) {
+      const ir::ForOp loop(op);
+      const ConstValue* start = find(loop.start());
+      const ConstValue* end = find(loop.end());
+      if (start != nullptr && end != nullptr && !const_less(*start, *end)) {
+        return ir::Rewrite::erase();
+      }
+    } else if (is_foldable(op)) {
+      fold_op(op);
     }
+    return ir::Rewrite::keep();
   }
 
  private:
-  /// Folds b.ops[i]; returns false when the op was removed or replaced by other ops at i.
-  bool fold(ir::Block& b, std::size_t i) {
-    ir::Op& op = b.ops[i];
-    for (ir::ValueId& a : op.args) {
-      for (auto it = replaced_.find(a); it != replaced_.end(); it = replaced_.find(a)) {
-        a = it->second;
-      }
-    }
-    switch (op.kind) {
-      case OpKind::Const:
-        consts_[op.result] = const_value(op);
-        return true;
-      case OpKind::Select:
-        if (const ConstValue* cond = find(op.args[0])) {
-          replaced_[op.result] = cond->bits != 0 ? op.args[1] : op.args[2];
-          b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
-          return false;
-        }
-        return true;
-      case OpKind::If:
-        if (const ConstValue* cond = find(op.args[0])) {
-          std::vector<ir::Op> taken = std::move(op.blocks[cond->bits != 0 ? 0 : 1].ops);
-          const auto at = b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
-          b.ops.insert(at, std::make_move_iterator(taken.begin()),
-                       std::make_move_iterator(taken.end()));
-          return false;
-        }
-        break;
-      case OpKind::For: {
-        const ConstValue* start = find(op.args[0]);
-        const ConstValue* end = find(op.args[1]);
-        if (start != nullptr && end != nullptr && !const_less(*start, *end)) {
-          b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
-          return false;
-        }
-        break;
-      }
-      default:
-        if (is_foldable(op)) fold_op(op);
-        return true;
-    }
-    for (ir::Block& nested : op.blocks) block(nested);
-    return true;
-  }
-
   void fold_op(ir::Op& op) {
     std::vector<ConstValue> args;
     for (ir::ValueId a : op.args) {
@@ -96,14 +72,16 @@ class Folder {
   }
 
   std::unordered_map<ir::ValueId, ConstValue> consts_;
-  std::unordered_map<ir::ValueId, ir::ValueId> replaced_;
 };
 
 }  // namespace
 
 void fold_constants(ir::Kernel& kernel, const TargetProfile& /*target*/) {
-  Folder().block(kernel.body);
-  remove_empty_control_flow(kernel.body);
+  Folder folder;
+  // Outer ops first: a branch on a constant gives way to its taken block before it is visited.
+  ir::rewrite(kernel, ir::Order::OuterFirst,
+              [&](ir::Op& op, ir::RewriteSite&) { return folder.fold(op); });
+  ir::remove_empty_control_flow(kernel);
 }
 
 }  // namespace iron::codegen

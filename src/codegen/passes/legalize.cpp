@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "iron/codegen/ir_utils.hpp"
+#include "iron/codegen/targets.hpp"
+#include "iron/core/builder.hpp"
 #include "iron/core/error.hpp"
+#include "iron/core/rewriter.hpp"
 
 namespace iron::codegen {
 namespace {
@@ -23,13 +25,14 @@ bool computes(const ir::Op& op) {
     case ir::OpClass::Compare:
     case ir::OpClass::Group:
       return true;
-    case ir::OpClass::Simd:
-      return op.kind == OpKind::SimdSum || op.kind == OpKind::SimdMax ||
-             op.kind == OpKind::SimdMin || op.kind == OpKind::SimdPrefixSum ||
-             op.kind == OpKind::SimdPrefixExclusiveSum;
-    default:
+    case ir::OpClass::Simd:  // the reductions and scans, not the moves across lanes
+      return ir::op_info(op.kind).types == ir::TypeRule::CollectiveNumber;
+    case ir::OpClass::Leaf:
+    case ir::OpClass::Atomic:
+    case ir::OpClass::Other:
       return op.kind == OpKind::Fma;
   }
+  return false;
 }
 
 /// The first place the kernel uses bf16, described for the error message; nullopt if none.
@@ -53,8 +56,9 @@ void refuse_missing_bf16(const ir::Kernel& kernel, const TargetProfile& target) 
   if (target.has_bf16_type) return;
   const std::optional<std::string> use = first_bf16_use(kernel);
   if (!use) return;
-  const std::string_view advice =
-      target.kind == TargetKind::Msl ? "build it for metal3.1 or later, or use f16" : "use f16";
+  const std::string_view first = target_of(target).first_bf16_profile;
+  const std::string advice =
+      first.empty() ? "use f16" : fmt::format("build it for {} or later, or use f16", first);
   throw Error(
       fmt::format("kernel {}: target {} has no bfloat type, but the kernel uses bf16 ({}); {}",
                   kernel.name, target.name, *use, advice));
@@ -62,25 +66,18 @@ void refuse_missing_bf16(const ir::Kernel& kernel, const TargetProfile& target) 
 
 class Widener {
  public:
-  Widener(ir::Kernel& kernel, const TargetProfile& target)
-      : kernel_(kernel), target_(target), types_(kernel.num_values) {
+  Widener(const ir::Kernel& kernel, const TargetProfile& target)
+      : target_(target), types_(kernel.num_values) {
     ir::walk(kernel.body, [&](const ir::Op& op) {
       if (op.result != ir::kNoValue) types_[op.result] = op.type;
     });
   }
 
-  void block(ir::Block& b) {
-    std::vector<ir::Op> out;
-    out.reserve(b.ops.size());
-    for (ir::Op& op : b.ops) {
-      for (ir::Block& nested : op.blocks) block(nested);
-      if (computes(op) && emulated(types_[op.args[0]])) {
-        widen(std::move(op), out);
-      } else {
-        out.push_back(std::move(op));
-      }
-    }
-    b.ops = std::move(out);
+  /// Widens `op` when it computes in a type the target emulates.
+  ir::Rewrite widen_if_emulated(ir::Op& op, const ir::RewriteSite& site) const {
+    // Every operand of a computing op has one element type: the first one's.
+    if (!computes(op) || !emulated(types_[op.args.front()])) return ir::Rewrite::keep();
+    return widen(op, site);
   }
 
  private:
@@ -89,35 +86,18 @@ class Widener {
            (t == DType::BF16 && !target_.native_bf16_arithmetic);
   }
 
-  /// Casts the operands up, does `op` in f32 and, unless it is a compare, casts the result back
-  /// into the op's original value.
-  void widen(ir::Op op, std::vector<ir::Op>& out) {
-    const DType narrow = types_[op.args[0]];
-    for (ir::ValueId& a : op.args) {
-      ir::Op up = make_op(kernel_, OpKind::Cast, DType::F32, {a});
-      up.loc = op.loc;
-      a = up.result;
-      out.push_back(std::move(up));
-    }
-    if (ir::op_class(op.kind) == ir::OpClass::Compare) {
-      out.push_back(std::move(op));
-      return;
-    }
-    const ir::ValueId result = op.result;
-    const ir::SourceLoc loc = op.loc;
-    op.type = DType::F32;
-    op.result = new_value(kernel_);
-    ir::Op down;
-    down.kind = OpKind::Cast;
-    down.type = narrow;
-    down.args = {op.result};
-    down.result = result;
-    down.loc = loc;
-    out.push_back(std::move(op));
-    out.push_back(std::move(down));
+  /// Casts the operands up and, unless `op` is a compare, does it in f32 just before and turns
+  /// `op` into the cast back, so that its value keeps its id.
+  static ir::Rewrite widen(ir::Op& op, const ir::RewriteSite& site) {
+    ir::Builder before = site.before();
+    for (ir::ValueId& a : op.args) a = before.make(OpKind::Cast, DType::F32, {a}).result;
+    if (ir::op_class(op.kind) == ir::OpClass::Compare) return ir::Rewrite::keep();
+    const ir::ValueId wide = before.make(op.kind, DType::F32, op.args).result;
+    op.kind = OpKind::Cast;
+    op.args = {wide};
+    return ir::Rewrite::keep();
   }
 
-  ir::Kernel& kernel_;
   const TargetProfile& target_;
   std::vector<DType> types_;  ///< the type of every value the kernel had on entry
 };
@@ -127,7 +107,10 @@ class Widener {
 void legalize(ir::Kernel& kernel, const TargetProfile& target) {
   refuse_missing_bf16(kernel, target);
   if (target.native_f16_arithmetic && target.native_bf16_arithmetic) return;
-  Widener(kernel, target).block(kernel.body);
+  const Widener widener(kernel, target);
+  ir::rewrite(kernel, ir::Order::InnerFirst, [&](ir::Op& op, ir::RewriteSite& site) {
+    return widener.widen_if_emulated(op, site);
+  });
 }
 
 }  // namespace iron::codegen

@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "iron/codegen/ir_utils.hpp"
+#include "iron/core/builder.hpp"
+#include "iron/core/op_views.hpp"
+#include "iron/core/rewriter.hpp"
 
 namespace iron::codegen {
 namespace {
@@ -20,15 +22,10 @@ using ir::OpKind;
 /// One partial per simdgroup: a group has at most 1024 threads, 32 simdgroups of 32 lanes.
 constexpr std::uint32_t kMaxSimdgroups = 32;
 
+/// The simdgroup op that combines what `reduce` combines.
 OpKind simd_kind_of(OpKind reduce) {
-  switch (reduce) {
-    case OpKind::ReduceSum:
-      return OpKind::SimdSum;
-    case OpKind::ReduceMax:
-      return OpKind::SimdMax;
-    default:
-      return OpKind::SimdMin;
-  }
+  if (reduce == OpKind::ReduceSum) return OpKind::SimdSum;
+  return reduce == OpKind::ReduceMax ? OpKind::SimdMax : OpKind::SimdMin;
 }
 
 /// The value that leaves the reduction unchanged: 0 for sum, the lowest value of `t` for max
@@ -56,103 +53,54 @@ std::string fresh_name(const ir::Kernel& kernel) {
   }
 }
 
-/// Appends ops to `out`, each carrying the location of the reduction being lowered.
-class Emitter {
- public:
-  Emitter(ir::Kernel& kernel, ir::SourceLoc loc, std::vector<ir::Op>& out)
-      : kernel_(kernel), loc_(std::move(loc)), out_(out) {}
-
-  ir::ValueId op(OpKind kind, DType type, std::vector<ir::ValueId> args) {
-    return add(make_op(kernel_, kind, type, std::move(args)));
-  }
-  ir::ValueId constant(DType type, double value) { return add(make_const(kernel_, type, value)); }
-  ir::ValueId builtin(ir::Builtin b) {
-    ir::Op op = make_op(kernel_, OpKind::Builtin, DType::U32, {});
-    op.builtin = b;
-    return add(std::move(op));
-  }
-  /// A shared.load (with a fresh result) or shared.store of allocation `shared`.
-  ir::ValueId shared_access(OpKind kind, DType type, int shared, std::vector<ir::ValueId> args) {
-    ir::Op op;
-    op.kind = kind;
-    op.type = type;
-    op.shared = shared;
-    op.args = std::move(args);
-    if (kind == OpKind::SharedLoad) op.result = new_value(kernel_);
-    return add(std::move(op));
-  }
-  void barrier() {
-    ir::Op op;
-    op.kind = OpKind::Barrier;
-    add(std::move(op));
-  }
-  ir::ValueId add(ir::Op op) {
-    op.loc = loc_;
-    out_.push_back(std::move(op));
-    return out_.back().result;
-  }
-
- private:
-  ir::Kernel& kernel_;
-  ir::SourceLoc loc_;
-  std::vector<ir::Op>& out_;
-};
-
-/// Appends the lowering of `reduce` to `out`; its last op defines the reduction's value.
-void lower(ir::Kernel& kernel, ir::Op reduce, std::vector<ir::Op>& out) {
+/// The ops that replace `reduce`; the last one defines the reduction's value.
+std::vector<ir::Op> lower(ir::Kernel& kernel, ir::Op reduce) {
   const DType t = reduce.type;
   const OpKind simd_kind = simd_kind_of(reduce.kind);
   const int partials = static_cast<int>(kernel.shared.size());
   kernel.shared.push_back({fresh_name(kernel), t, kMaxSimdgroups});
-  Emitter e(kernel, reduce.loc, out);
+  std::vector<ir::Op> out;
+  ir::Builder b(kernel, out);
+  b.at(reduce.loc);
 
-  const ir::ValueId lane = e.builtin(ir::Builtin::Lane);
-  const ir::ValueId simdgroup = e.builtin(ir::Builtin::Simdgroup);
-  const ir::ValueId simdgroups = e.builtin(ir::Builtin::SimdgroupCount);
-  const ir::ValueId partial = e.op(simd_kind, t, {reduce.args[0]});
-  const ir::ValueId first_lane = e.op(OpKind::Eq, DType::Bool, {lane, e.constant(DType::U32, 0)});
-  std::vector<ir::Op> store_partial;
-  Emitter(kernel, reduce.loc, store_partial)
-      .shared_access(OpKind::SharedStore, t, partials, {simdgroup, partial});
-  ir::Op branch;
-  branch.kind = OpKind::If;
-  branch.args = {first_lane};
-  branch.blocks = {ir::Block{std::move(store_partial)}, ir::Block{}};
-  e.add(std::move(branch));
-  e.barrier();
+  const ir::ValueId lane = b.builtin(ir::Builtin::Lane);
+  const ir::ValueId simdgroup = b.builtin(ir::Builtin::Simdgroup);
+  const ir::ValueId simdgroups = b.builtin(ir::Builtin::SimdgroupCount);
+  const ir::ValueId partial = b.make(simd_kind, t, {ir::CollectiveOp(reduce).value()}).result;
+  const ir::ValueId zero = b.constant(DType::U32, 0);
+  const ir::ValueId first_lane = b.make(OpKind::Eq, DType::Bool, {lane, zero}).result;
+  ir::Op& branch = b.branch(first_lane);
+  ir::Builder(kernel, ir::IfOp(branch).then_block().ops)
+      .at(reduce.loc)
+      .make(OpKind::SharedStore, t, {simdgroup, partial})
+      .shared = partials;
+  b.make(OpKind::Barrier, DType::U32);
 
   // Lanes past the last simdgroup read a valid index but contribute the identity.
-  const ir::ValueId last = e.op(OpKind::Sub, DType::U32, {simdgroups, e.constant(DType::U32, 1)});
-  const ir::ValueId index = e.op(OpKind::Min, DType::U32, {lane, last});
-  const ir::ValueId loaded = e.shared_access(OpKind::SharedLoad, t, partials, {index});
-  const ir::ValueId in_range = e.op(OpKind::Lt, DType::Bool, {lane, simdgroups});
-  const ir::ValueId value =
-      e.op(OpKind::Select, t, {in_range, loaded, e.constant(t, identity(reduce.kind, t))});
+  const ir::ValueId one = b.constant(DType::U32, 1);
+  const ir::ValueId last = b.make(OpKind::Sub, DType::U32, {simdgroups, one}).result;
+  const ir::ValueId index = b.make(OpKind::Min, DType::U32, {lane, last}).result;
+  ir::Op& load = b.make(OpKind::SharedLoad, t, {index});
+  load.shared = partials;
+  const ir::ValueId loaded = load.result;
+  const ir::ValueId in_range = b.make(OpKind::Lt, DType::Bool, {lane, simdgroups}).result;
+  const ir::ValueId identity_value = b.constant(t, identity(reduce.kind, t));
+  const ir::ValueId value = b.make(OpKind::Select, t, {in_range, loaded, identity_value}).result;
   reduce.kind = simd_kind;
   reduce.args = {value};
-  e.add(std::move(reduce));
+  b.insert(std::move(reduce));
   // No simdgroup may store the next reduction's partials while another still reads these.
-  e.barrier();
-}
-
-void lower_block(ir::Kernel& kernel, ir::Block& block) {
-  std::vector<ir::Op> out;
-  out.reserve(block.ops.size());
-  for (ir::Op& op : block.ops) {
-    for (ir::Block& nested : op.blocks) lower_block(kernel, nested);
-    if (ir::op_class(op.kind) == ir::OpClass::Group) {
-      lower(kernel, std::move(op), out);
-    } else {
-      out.push_back(std::move(op));
-    }
-  }
-  block.ops = std::move(out);
+  b.make(OpKind::Barrier, DType::U32);
+  return out;
 }
 
 }  // namespace
 
 void lower_reductions(ir::Kernel& kernel, const TargetProfile& /*target*/) {
-  lower_block(kernel, kernel.body);
+  ir::rewrite(kernel, ir::Order::InnerFirst, [&](ir::Op& op, ir::RewriteSite&) {
+    if (ir::op_class(op.kind) != ir::OpClass::Group) return ir::Rewrite::keep();
+    return ir::Rewrite::replace_with_ops(lower(kernel, std::move(op)));
+  });
 }
 
 }  // namespace iron::codegen

@@ -9,62 +9,38 @@
 #include <unordered_map>
 
 #include "const_eval.hpp"
-#include "iron/codegen/ir_utils.hpp"
+#include "iron/core/builder.hpp"
+#include "iron/core/op_views.hpp"
+#include "iron/core/rewriter.hpp"
 
 namespace iron::codegen {
 namespace {
 
 using ir::OpKind;
 
-/// What becomes of one op: it stays (possibly rewritten in place), an existing value replaces
-/// it, or it becomes the constant 0.
-struct Rewrite {
-  enum class Kind { Keep, Replace, Constant } kind = Kind::Keep;
-  ir::ValueId value = ir::kNoValue;
-};
-
-Rewrite keep() { return {}; }
-Rewrite use(ir::ValueId v) { return {Rewrite::Kind::Replace, v}; }
-Rewrite zero() { return {Rewrite::Kind::Constant}; }
-
 /// What a later op needs to know about a value's definition.
 struct Def {
   OpKind kind = OpKind::Const;
   DType type = DType::U32;
-  ir::ValueId arg = ir::kNoValue;  ///< first operand, if any
+  ir::ValueId arg = ir::kNoValue;  ///< first operand, if any (the operand of neg and not)
   std::optional<ConstValue> constant;
 };
 
+/// Decides each op in program order, with what it recorded about the definitions before it.
 class Simplifier {
  public:
-  explicit Simplifier(ir::Kernel& kernel) : k_(kernel) {}
-
-  void block(ir::Block& b) {
-    for (std::size_t i = 0; i < b.ops.size();) {
-      for (ir::ValueId& a : b.ops[i].args) {
-        for (auto it = replaced_.find(a); it != replaced_.end(); it = replaced_.find(a)) {
-          a = it->second;
-        }
-      }
-      const Rewrite r = rewrite(b, i);
-      if (r.kind == Rewrite::Kind::Replace) {
-        replaced_[b.ops[i].result] = r.value;
-        b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
-        continue;
-      }
-      if (r.kind == Rewrite::Kind::Constant) {
-        set_constant(b.ops[i], const_of(b.ops[i].type, 0));
-      }
-      record(b.ops[i]);
-      for (ir::Block& nested : b.ops[i].blocks) block(nested);
-      ++i;
+  ir::Rewrite simplify(ir::Op& op, const ir::RewriteSite& site) {
+    if (const std::optional<ir::ValueId> same = existing_value(op, site)) {
+      return ir::Rewrite::replace_with_value(*same);
     }
+    record(op);
+    return ir::Rewrite::keep();
   }
 
  private:
   void record(const ir::Op& op) {
     if (op.result == ir::kNoValue) return;
-    Def d{op.kind, op.type, op.args.empty() ? ir::kNoValue : op.args[0], std::nullopt};
+    Def d{op.kind, op.type, op.args.empty() ? ir::kNoValue : op.args.front(), std::nullopt};
     if (op.kind == OpKind::Const) d.constant = const_value(op);
     defs_[op.result] = d;
   }
@@ -97,79 +73,73 @@ class Simplifier {
     return std::countr_zero(bits);
   }
 
-  /// Rewrites b.ops[i] (`op %x, %pow2`) into `kind %x, %c` with a new constant c before it.
-  Rewrite reduce(ir::Block& b, std::size_t i, OpKind kind, std::int64_t c) {
-    ir::Op constant = make_const(k_, b.ops[i].type, 0.0);
-    set_constant(constant, const_of(b.ops[i].type, c));
-    constant.loc = b.ops[i].loc;
+  /// Turns `op` into the constant 0 of its type.
+  static void make_zero(ir::Op& op) { set_constant(op, const_of(op.type, 0)); }
+
+  /// Rewrites `op %x, %pow2` into `kind %x, %c`, with a new constant c just before it.
+  void reduce(ir::Op& op, const ir::RewriteSite& site, OpKind kind, std::int64_t c) {
+    ir::Op& constant = site.before().make(OpKind::Const, op.type);
+    set_constant(constant, const_of(op.type, c));
     record(constant);
-    b.ops[i].kind = kind;
-    b.ops[i].args[1] = constant.result;
-    b.ops.insert(b.ops.begin() + static_cast<std::ptrdiff_t>(i), std::move(constant));
-    return keep();  // the loop records the constant now and the rewritten op next
+    ir::BinaryOp(op).rhs() = constant.result;
+    op.kind = kind;
   }
 
-  Rewrite rewrite(ir::Block& b, std::size_t i) {
-    ir::Op& op = b.ops[i];
+  /// An existing value that `op` always equals, or nullopt; rewrites `op` in place where it
+  /// becomes a constant or a cheaper op.
+  std::optional<ir::ValueId> existing_value(ir::Op& op, const ir::RewriteSite& site) {
     const DType t = op.type;
     const bool is_int = is_integer(t);
-    switch (op.kind) {
-      case OpKind::Add:
-        if (is_additive_identity(op.args[1], t)) return use(op.args[0]);
-        if (is_additive_identity(op.args[0], t)) return use(op.args[1]);
-        return keep();
-      case OpKind::Sub:
-        if (is(op.args[1], 0.0)) return use(op.args[0]);  // x - (+0.0) == x, -0.0 included
-        if (is_int && op.args[0] == op.args[1]) return zero();
-        return keep();
-      case OpKind::Mul:
-        if (is(op.args[1], 1.0)) return use(op.args[0]);
-        if (is(op.args[0], 1.0)) return use(op.args[1]);
-        if (is_int && (is(op.args[0], 0.0) || is(op.args[1], 0.0))) return zero();
-        if (power_of_two(op.args[0]) && !power_of_two(op.args[1])) {
-          std::swap(op.args[0], op.args[1]);
-        }
-        if (const auto k = power_of_two(op.args[1])) return reduce(b, i, OpKind::Shl, *k);
-        return keep();
-      case OpKind::Div:
-        if (is(op.args[1], 1.0)) return use(op.args[0]);
-        if (const auto k = power_of_two(op.args[1])) return reduce(b, i, OpKind::Shr, *k);
-        return keep();
-      case OpKind::Rem:
-        if (const auto k = power_of_two(op.args[1])) {
-          return reduce(b, i, OpKind::And, (std::int64_t{1} << *k) - 1);
-        }
-        return keep();
-      case OpKind::Neg:
-      case OpKind::Not: {
-        const Def* inner = def(op.args[0]);
-        if (inner != nullptr && inner->kind == op.kind) return use(inner->arg);
-        return keep();
+    if (op.kind == OpKind::Add) {
+      const ir::BinaryOp add(op);
+      if (is_additive_identity(add.rhs(), t)) return add.lhs();
+      if (is_additive_identity(add.lhs(), t)) return add.rhs();
+    } else if (op.kind == OpKind::Sub) {
+      const ir::BinaryOp sub(op);
+      if (is(sub.rhs(), 0.0)) return sub.lhs();  // x - (+0.0) == x, -0.0 included
+      if (is_int && sub.lhs() == sub.rhs()) make_zero(op);
+    } else if (op.kind == OpKind::Mul) {
+      const ir::BinaryOp mul(op);
+      if (is(mul.rhs(), 1.0)) return mul.lhs();
+      if (is(mul.lhs(), 1.0)) return mul.rhs();
+      if (is_int && (is(mul.lhs(), 0.0) || is(mul.rhs(), 0.0))) {
+        make_zero(op);
+        return std::nullopt;
       }
-      case OpKind::Cast:
-      case OpKind::Bitcast: {
-        const Def* d = def(op.args[0]);
-        if (d != nullptr && d->type == t) return use(op.args[0]);
-        return keep();
+      if (power_of_two(mul.lhs()) && !power_of_two(mul.rhs())) std::swap(mul.lhs(), mul.rhs());
+      if (const auto k = power_of_two(mul.rhs())) reduce(op, site, OpKind::Shl, *k);
+    } else if (op.kind == OpKind::Div) {
+      const ir::BinaryOp div(op);
+      if (is(div.rhs(), 1.0)) return div.lhs();
+      if (const auto k = power_of_two(div.rhs())) reduce(op, site, OpKind::Shr, *k);
+    } else if (op.kind == OpKind::Rem) {
+      if (const auto k = power_of_two(ir::BinaryOp(op).rhs())) {
+        reduce(op, site, OpKind::And, (std::int64_t{1} << *k) - 1);
       }
-      case OpKind::Select:
-        if (op.args[1] == op.args[2]) return use(op.args[1]);
-        return keep();
-      default:
-        return keep();
+    } else if (op.kind == OpKind::Neg || op.kind == OpKind::Not) {
+      const Def* inner = def(ir::UnaryOp(op).operand());
+      if (inner != nullptr && inner->kind == op.kind) return inner->arg;
+    } else if (op.kind == OpKind::Cast || op.kind == OpKind::Bitcast) {
+      const ir::ValueId source = ir::UnaryOp(op).operand();
+      const Def* d = def(source);
+      if (d != nullptr && d->type == t) return source;
+    } else if (op.kind == OpKind::Select) {
+      const ir::SelectOp select(op);
+      if (select.if_true() == select.if_false()) return select.if_true();
     }
+    return std::nullopt;
   }
 
-  ir::Kernel& k_;
   std::unordered_map<ir::ValueId, Def> defs_;
-  std::unordered_map<ir::ValueId, ir::ValueId> replaced_;
 };
 
 }  // namespace
 
 void simplify(ir::Kernel& kernel, const TargetProfile& /*target*/) {
-  Simplifier(kernel).block(kernel.body);
-  remove_empty_control_flow(kernel.body);
+  Simplifier simplifier;
+  ir::rewrite(kernel, ir::Order::OuterFirst,
+              [&](ir::Op& op, ir::RewriteSite& site) { return simplifier.simplify(op, site); });
+  ir::remove_empty_control_flow(kernel);
 }
 
 }  // namespace iron::codegen

@@ -5,14 +5,16 @@
 /// of collectives and barriers.
 #include "iron/codegen/passes/unroll_loops.hpp"
 
-#include <iterator>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "const_eval.hpp"
-#include "iron/codegen/ir_utils.hpp"
+#include "iron/codegen/op_predicates.hpp"
+#include "iron/core/builder.hpp"
 #include "iron/core/error.hpp"
+#include "iron/core/op_views.hpp"
+#include "iron/core/rewriter.hpp"
 
 namespace iron::codegen {
 namespace {
@@ -33,35 +35,25 @@ bool nested_loop_is_convergent(const ir::Block& b) {
   bool found = false;
   ir::walk(b, [&](const ir::Op& op) {
     if (op.kind != OpKind::For) return;
-    ir::walk(op.blocks[0], [&](const ir::Op& inner) { found |= is_convergent(inner); });
+    ir::walk(ir::ForOp(op).body(), [&](const ir::Op& inner) { found |= is_convergent(inner); });
   });
   return found;
 }
 
+/// Decides each op after its nested blocks; the copies of an unrolled loop are visited next, so
+/// loops bounded by its induction value, constant now, unroll in turn.
 class Unroller {
  public:
-  explicit Unroller(ir::Kernel& kernel) : k_(kernel) {
-    ir::walk(kernel.body, [&](const ir::Op& op) {
-      if (op.kind == OpKind::Const) consts_[op.result] = const_value(op);
-    });
-  }
+  explicit Unroller(ir::Kernel& kernel) : k_(kernel) {}
 
-  void block(ir::Block& b) {
-    for (std::size_t i = 0; i < b.ops.size();) {
-      ir::Op& op = b.ops[i];
-      for (ir::Block& nested : op.blocks) block(nested);
-      const std::optional<std::vector<ConstValue>> trips =
-          op.kind == OpKind::For ? trip_values(op) : std::nullopt;
-      if (!trips || (!trips->empty() && !worth_unrolling(op, trips->size()))) {
-        ++i;
-        continue;
-      }
-      std::vector<ir::Op> copies = unroll(op, *trips);
-      const auto at = b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
-      // The copies are visited next: loops bounded by the induction value are constant now.
-      b.ops.insert(at, std::make_move_iterator(copies.begin()),
-                   std::make_move_iterator(copies.end()));
+  ir::Rewrite unroll_if_small(ir::Op& op) {
+    if (op.kind == OpKind::Const) consts_[op.result] = const_value(op);
+    if (op.kind != OpKind::For) return ir::Rewrite::keep();
+    const std::optional<std::vector<ConstValue>> trips = trip_values(op);
+    if (!trips || (!trips->empty() && !worth_unrolling(op, trips->size()))) {
+      return ir::Rewrite::keep();
     }
+    return ir::Rewrite::expand(unroll(op, *trips));
   }
 
  private:
@@ -72,10 +64,11 @@ class Unroller {
 
   /// The induction values of a loop with constant bounds, in order, as the simulator steps it;
   /// nullopt when not constant, when it never ends (a zero step) or runs more than kMaxTrips.
-  std::optional<std::vector<ConstValue>> trip_values(const ir::Op& loop) const {
-    const ConstValue* start = constant(loop.args[0]);
-    const ConstValue* end = constant(loop.args[1]);
-    const ConstValue* step = constant(loop.args[2]);
+  std::optional<std::vector<ConstValue>> trip_values(const ir::Op& op) const {
+    const ir::ForOp loop(op);
+    const ConstValue* start = constant(loop.start());
+    const ConstValue* end = constant(loop.end());
+    const ConstValue* step = constant(loop.step());
     if (start == nullptr || end == nullptr) return std::nullopt;
     std::vector<ConstValue> values;
     ConstValue counter = *start;
@@ -83,7 +76,7 @@ class Unroller {
       if (step == nullptr || step->bits == 0 || values.size() == kMaxTrips) return std::nullopt;
       values.push_back(counter);
       const ConstValue operands[] = {counter, *step};
-      const auto next = evaluate(OpKind::Add, loop.type, operands);
+      const auto next = evaluate(OpKind::Add, op.type, operands);
       IRON_INTERNAL_ASSERT(next.has_value(), "loop counter step did not evaluate");
       counter = *next;
     }
@@ -91,41 +84,23 @@ class Unroller {
   }
 
   static bool worth_unrolling(const ir::Op& loop, std::size_t trips) {
-    const ir::Block& body = loop.blocks[0];
+    const ir::Block& body = ir::ForOp(loop).body();
     return count(body) * trips <= kMaxOps && !nested_loop_is_convergent(body);
   }
 
-  std::vector<ir::Op> unroll(const ir::Op& loop, const std::vector<ConstValue>& trips) {
+  /// One copy of the body per trip, each with fresh values and its induction value a constant.
+  std::vector<ir::Op> unroll(const ir::Op& op, const std::vector<ConstValue>& trips) {
+    const ir::ForOp loop(op);
     std::vector<ir::Op> copies;
+    ir::Builder b(k_, copies);
+    b.at(op.loc);
     for (const ConstValue& value : trips) {
-      ir::Op induction = make_const(k_, loop.type, 0.0);
+      ir::Op& induction = b.make(OpKind::Const, op.type);
       set_constant(induction, value);
-      induction.loc = loop.loc;
-      consts_[induction.result] = value;
-      std::unordered_map<ir::ValueId, ir::ValueId> renamed = {{loop.result, induction.result}};
-      copies.push_back(std::move(induction));
-      ir::Block body = loop.blocks[0];
-      renumber(body, renamed);
-      copies.insert(copies.end(), std::make_move_iterator(body.ops.begin()),
-                    std::make_move_iterator(body.ops.end()));
+      std::unordered_map<ir::ValueId, ir::ValueId> renamed = {{loop.induction(), induction.result}};
+      for (const ir::Op& body_op : loop.body().ops) b.copy(body_op, renamed);
     }
     return copies;
-  }
-
-  /// Gives every value defined in `b` a fresh id and rewrites the uses, in program order.
-  void renumber(ir::Block& b, std::unordered_map<ir::ValueId, ir::ValueId>& renamed) {
-    for (ir::Op& op : b.ops) {
-      for (ir::ValueId& a : op.args) {
-        if (const auto it = renamed.find(a); it != renamed.end()) a = it->second;
-      }
-      if (op.result != ir::kNoValue) {
-        const ir::ValueId fresh = new_value(k_);
-        renamed[op.result] = fresh;
-        op.result = fresh;
-        if (op.kind == OpKind::Const) consts_[fresh] = const_value(op);
-      }
-      for (ir::Block& nested : op.blocks) renumber(nested, renamed);
-    }
   }
 
   ir::Kernel& k_;
@@ -135,8 +110,10 @@ class Unroller {
 }  // namespace
 
 void unroll_loops(ir::Kernel& kernel, const TargetProfile& /*target*/) {
-  Unroller(kernel).block(kernel.body);
-  remove_empty_control_flow(kernel.body);  // a loop that never ran may have been all there was
+  Unroller unroller(kernel);
+  ir::rewrite(kernel, ir::Order::InnerFirst,
+              [&](ir::Op& op, ir::RewriteSite&) { return unroller.unroll_if_small(op); });
+  ir::remove_empty_control_flow(kernel);  // a loop that never ran may have been all there was
 }
 
 }  // namespace iron::codegen

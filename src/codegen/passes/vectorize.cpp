@@ -50,7 +50,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "iron/codegen/ir_utils.hpp"
+#include "iron/codegen/op_predicates.hpp"
+#include "iron/core/builder.hpp"
+#include "iron/core/op_views.hpp"
+#include "iron/core/uses.hpp"
 
 namespace iron::codegen {
 namespace {
@@ -69,9 +72,12 @@ enum class Team { Group, Grid };
 class Facts {
  public:
   explicit Facts(const ir::Kernel& k)
-      : kernel(k), defs_(definitions(k)), group_(k.num_values), grid_(k.num_values) {
+      : kernel(k),
+        defs_(ir::definitions(k)),
+        users_(ir::users(k)),
+        group_(k.num_values),
+        grid_(k.num_values) {
     ir::walk(k.body, [&](const Op& op) {
-      for (ValueId a : op.args) users_[a].push_back(&op);
       if (op.result >= k.num_values) return;
       group_[op.result] = computes_uniform(op, Team::Group);
       grid_[op.result] = computes_uniform(op, Team::Grid);
@@ -98,19 +104,18 @@ class Facts {
 
  private:
   bool computes_uniform(const Op& op, Team team) const {
-    switch (op.kind) {
-      case OpKind::Builtin:
-        return (team == Team::Group && op.builtin == ir::Builtin::GroupId) ||
-               op.builtin == ir::Builtin::GroupSize || op.builtin == ir::Builtin::GridGroups ||
-               op.builtin == ir::Builtin::SimdgroupCount;
-      case OpKind::Load:
-        return op.lanes == 1 && kernel.params[op.param].kind == ir::ParamKind::Input &&
-               uniform(op.args[0], team);
-      default:
-        if (ir::op_class(op.kind) == ir::OpClass::Group) return team == Team::Group;
-        return is_pure(op) && std::all_of(op.args.begin(), op.args.end(),
-                                          [&](ValueId a) { return uniform(a, team); });
+    if (op.kind == OpKind::Builtin) {
+      return (team == Team::Group && op.builtin == ir::Builtin::GroupId) ||
+             op.builtin == ir::Builtin::GroupSize || op.builtin == ir::Builtin::GridGroups ||
+             op.builtin == ir::Builtin::SimdgroupCount;
     }
+    if (op.kind == OpKind::Load) {
+      return op.lanes == 1 && kernel.params[op.param].kind == ir::ParamKind::Input &&
+             uniform(ir::AccessOp(op).index(), team);
+    }
+    if (ir::op_class(op.kind) == ir::OpClass::Group) return team == Team::Group;
+    return is_pure(op) &&
+           std::all_of(op.args.begin(), op.args.end(), [&](ValueId a) { return uniform(a, team); });
   }
 
   std::unordered_map<ValueId, const Op*> defs_;
@@ -128,21 +133,15 @@ struct Plan {
   std::vector<ValueId> bases;             ///< distinct bases of `base + j` indices, in order
   int end_param = -1;                     ///< the constexpr end (versioned on), or
   std::optional<std::int64_t> end_value;  ///< the literal end
-  std::vector<std::uint8_t> lanes;        ///< the vector widths to emit, widest first
+  std::vector<std::uint8_t> lanes;        ///< the vector widths to build, widest first
 };
 
 /// The group reduction that combines per-thread accumulators of `combine`.
 std::optional<OpKind> reduction_of(OpKind combine) {
-  switch (combine) {
-    case OpKind::Add:
-      return OpKind::ReduceSum;
-    case OpKind::Max:
-      return OpKind::ReduceMax;
-    case OpKind::Min:
-      return OpKind::ReduceMin;
-    default:
-      return std::nullopt;
-  }
+  if (combine == OpKind::Add) return OpKind::ReduceSum;
+  if (combine == OpKind::Max) return OpKind::ReduceMax;
+  if (combine == OpKind::Min) return OpKind::ReduceMin;
+  return std::nullopt;
 }
 
 /// Decides whether one top-level loop has the shape, and builds its Plan.
@@ -165,32 +164,34 @@ class Matcher {
   /// `mul %x, %y` of grid_groups.A and group_size.A, in either order.
   bool is_grid_threads(ValueId v, std::uint8_t axis) const {
     const Op* d = f_.def(v);
-    if (d == nullptr || d->kind != OpKind::Mul || d->args.size() != 2) return false;
-    const auto is = [&](int i, ir::Builtin b) { return is_builtin(d->args[i], b, axis); };
-    return (is(0, ir::Builtin::GridGroups) && is(1, ir::Builtin::GroupSize)) ||
-           (is(0, ir::Builtin::GroupSize) && is(1, ir::Builtin::GridGroups));
+    if (d == nullptr || d->kind != OpKind::Mul) return false;
+    const ir::BinaryOp mul(*d);
+    const auto is = [&](ValueId operand, ir::Builtin b) { return is_builtin(operand, b, axis); };
+    return (is(mul.lhs(), ir::Builtin::GridGroups) && is(mul.rhs(), ir::Builtin::GroupSize)) ||
+           (is(mul.lhs(), ir::Builtin::GroupSize) && is(mul.rhs(), ir::Builtin::GridGroups));
   }
 
   /// `for %j = thread_id.A to %n step group_size.A : u32` (a row loop) or `for %j = global_id.A
   /// to %n step grid_groups.A * group_size.A : u32` (a grid loop), %n a constexpr or a literal.
   bool bounds() {
+    const ir::ForOp loop(loop_);
     if (loop_.type != DType::U32 || body_.empty()) return false;
-    const Op* start = f_.def(loop_.args[0]);
+    const Op* start = f_.def(loop.start());
     if (start == nullptr || start->kind != OpKind::Builtin) return false;
-    if (is_builtin(loop_.args[0], ir::Builtin::ThreadId, start->axis) &&
-        is_builtin(loop_.args[2], ir::Builtin::GroupSize, start->axis)) {
+    if (is_builtin(loop.start(), ir::Builtin::ThreadId, start->axis) &&
+        is_builtin(loop.step(), ir::Builtin::GroupSize, start->axis)) {
       team_ = Team::Group;
-    } else if (is_builtin(loop_.args[0], ir::Builtin::GlobalId, start->axis) &&
-               is_grid_threads(loop_.args[2], start->axis)) {
+    } else if (is_builtin(loop.start(), ir::Builtin::GlobalId, start->axis) &&
+               is_grid_threads(loop.step(), start->axis)) {
       team_ = Team::Grid;
     } else {
       return false;
     }
-    const Op* end = f_.def(loop_.args[1]);
+    const Op* end = f_.def(loop.end());
     if (end != nullptr && end->kind == OpKind::ConstexprRef) {
       plan_.end_param = end->param;
     } else if (end != nullptr && end->kind == OpKind::Const) {
-      plan_.end_value = const_as_int(*end);
+      plan_.end_value = ir::ConstOp(*end).as_int();
     }
     return plan_.end_param >= 0 || plan_.end_value;
   }
@@ -224,8 +225,9 @@ class Matcher {
         plan_.roles.push_back(op.kind == OpKind::Load ? Role::Load : Role::Store);
         ++accesses_;
       } else if (var_op) {
-        if (team_ == Team::Grid || defined_inside(op.args[0])) return false;
-        vars_.insert(op.args[0]);
+        const ValueId var = ir::VarOp(op).variable();
+        if (team_ == Team::Grid || defined_inside(var)) return false;
+        vars_.insert(var);
         plan_.roles.push_back(Role::PerLane);
       } else if (is_pure(op)) {
         const bool per_lane = std::any_of(op.args.begin(), op.args.end(),
@@ -250,10 +252,10 @@ class Matcher {
 
   /// `add %base, %j` (either order) with a base from outside the loop, uniform across the team.
   bool is_index(const Op& op, ValueId j) {
-    if (op.kind != OpKind::Add || op.args.size() != 2) return false;
-    const int at = op.args[0] == j ? 1 : (op.args[1] == j ? 0 : -1);
-    if (at < 0) return false;
-    const ValueId base = op.args[at];
+    if (op.kind != OpKind::Add) return false;
+    const ir::BinaryOp add(op);
+    if (add.lhs() != j && add.rhs() != j) return false;
+    const ValueId base = add.lhs() == j ? add.rhs() : add.lhs();
     if (base == j || defined_inside(base) || !f_.uniform(base, team_)) return false;
     if (std::find(plan_.bases.begin(), plan_.bases.end(), base) == plan_.bases.end()) {
       plan_.bases.push_back(base);
@@ -289,19 +291,27 @@ class Matcher {
       int loads = 0;
       int stores = 0;
       for (const Op& op : body_) {
-        if (op.kind == OpKind::VarLoad && op.args[0] == var) ++loads;
-        if (op.kind == OpKind::VarStore && op.args[0] == var) {
+        const bool var_op = op.kind == OpKind::VarLoad || op.kind == OpKind::VarStore;
+        if (!var_op || ir::VarOp(op).variable() != var) continue;
+        if (op.kind == OpKind::VarLoad) {
+          ++loads;
+        } else {
           ++stores;
           store = &op;
         }
       }
-      if (loads != 1 || stores != 1 || !defined_inside(store->args[1])) return false;
-      const Op* combine = f_.def(store->args[1]);
+      if (loads != 1 || stores != 1) return false;
+      const ValueId stored = ir::VarOp(*store).value();
+      if (!defined_inside(stored)) return false;
+      const Op* combine = f_.def(stored);
       if (!reduction_of(combine->kind) || f_.users(combine->result).size() != 1) return false;
-      const Op* a = f_.def(combine->args[0]);
-      const Op* b = f_.def(combine->args[1]);
-      const bool a_loads = a != nullptr && a->kind == OpKind::VarLoad && a->args[0] == var;
-      const bool b_loads = b != nullptr && b->kind == OpKind::VarLoad && b->args[0] == var;
+      const Op* a = f_.def(ir::BinaryOp(*combine).lhs());
+      const Op* b = f_.def(ir::BinaryOp(*combine).rhs());
+      const auto loads_var = [&](const Op* d) {
+        return d != nullptr && d->kind == OpKind::VarLoad && ir::VarOp(*d).variable() == var;
+      };
+      const bool a_loads = loads_var(a);
+      const bool b_loads = loads_var(b);
       const Op* load = a_loads ? a : b;
       if (a_loads == b_loads || f_.users(load->result).size() != 1) return false;
       if (!read_by_reduction(var, *reduction_of(combine->kind))) return false;
@@ -325,23 +335,21 @@ class Matcher {
   bool multiple(ValueId v, std::int64_t lanes) const {
     const Op* d = f_.def(v);
     if (d == nullptr) return false;
-    switch (d->kind) {
-      case OpKind::ConstexprRef:
-        return d->param == plan_.end_param;
-      case OpKind::Const:
-        return const_as_int(*d) % lanes == 0;
-      case OpKind::Mul:
-        return multiple(d->args[0], lanes) || multiple(d->args[1], lanes);
-      case OpKind::Shl: {
-        const Op* shift = f_.def(d->args[1]);
-        const bool wide = shift != nullptr && shift->kind == OpKind::Const &&
-                          const_as_int(*shift) >= 0 && const_as_int(*shift) < 32 &&
-                          (std::int64_t{1} << const_as_int(*shift)) % lanes == 0;
-        return wide || multiple(d->args[0], lanes);
-      }
-      default:
-        return false;
+    if (d->kind == OpKind::ConstexprRef) return d->param == plan_.end_param;
+    if (d->kind == OpKind::Const) return ir::ConstOp(*d).as_int() % lanes == 0;
+    if (d->kind == OpKind::Mul) {
+      const ir::BinaryOp mul(*d);
+      return multiple(mul.lhs(), lanes) || multiple(mul.rhs(), lanes);
     }
+    if (d->kind == OpKind::Shl) {
+      const ir::BinaryOp shl(*d);
+      const Op* shift = f_.def(shl.rhs());
+      const std::int64_t bits =
+          shift != nullptr && shift->kind == OpKind::Const ? ir::ConstOp(*shift).as_int() : -1;
+      const bool wide = bits >= 0 && bits < 32 && (std::int64_t{1} << bits) % lanes == 0;
+      return wide || multiple(shl.lhs(), lanes);
+    }
+    return false;
   }
 
   /// The widths whose alignment is provable, widest first; one for a literal end.
@@ -376,150 +384,113 @@ class Matcher {
   int accesses_ = 0;
 };
 
-Op new_op(OpKind kind, DType type, std::vector<ValueId> args, ValueId result,
-          const ir::SourceLoc& loc) {
-  Op op;
-  op.kind = kind;
-  op.type = type;
-  op.args = std::move(args);
-  op.result = result;
-  op.loc = loc;
-  return op;
-}
-
 /// Builds the versions of one matched loop.
-class Rewriter {
+class Versioner {
  public:
-  Rewriter(ir::Kernel& kernel, const Plan& plan) : k_(kernel), plan_(plan) {}
+  Versioner(ir::Kernel& kernel, const Plan& plan) : k_(kernel), plan_(plan) {}
 
   /// The ops that replace `loop`: the versions, the last of which keeps `loop` itself.
   std::vector<Op> versions(Op loop) {
-    const ir::SourceLoc loc = loop.loc;
     std::vector<Op> out;
     if (plan_.end_value) {  // a literal end: the one width that divides it, unversioned
+      ir::Builder b(k_, out);
+      b.at(loop.loc);
       const std::uint8_t lanes = plan_.lanes.front();
-      out.push_back(constant(lanes, loc));
-      out.push_back(constant(*plan_.end_value / lanes, loc));
-      out.push_back(vector_loop(loop, lanes, out[0].result, out[1].result));
+      const ValueId width = b.constant(DType::U32, lanes);
+      const std::int64_t vectors = *plan_.end_value / lanes;  // exact: the width divides it
+      const ValueId count = b.constant(DType::U32, static_cast<double>(vectors));
+      vector_loop(b, loop, lanes, width, count);
       return out;
     }
+    const ValueId n = ir::ForOp(loop).end();
     std::vector<Op>* at = &out;
     for (std::uint8_t lanes : plan_.lanes) {
-      const ValueId n = loop.args[1];
-      Op width = constant(lanes, loc);
-      Op rem = new_op(OpKind::Rem, DType::U32, {n, width.result}, new_value(k_), loc);
-      Op zero = constant(0, loc);
-      Op divisible = new_op(OpKind::Eq, DType::Bool, {rem.result, zero.result}, new_value(k_), loc);
-      Op branch = new_op(OpKind::If, DType::Bool, {divisible.result}, ir::kNoValue, loc);
-      branch.blocks.resize(2);
-      const ValueId count =
-          push(branch.blocks[0].ops,
-               new_op(OpKind::Div, DType::U32, {n, width.result}, new_value(k_), loc));
-      branch.blocks[0].ops.push_back(vector_loop(loop, lanes, width.result, count));
-      for (Op* op : {&width, &rem, &zero, &divisible, &branch}) at->push_back(std::move(*op));
-      at = &at->back().blocks[1].ops;
+      ir::Builder b(k_, *at);
+      b.at(loop.loc);
+      const ValueId width = b.constant(DType::U32, lanes);
+      const ValueId rem = b.make(OpKind::Rem, DType::U32, {n, width}).result;
+      const ValueId zero = b.constant(DType::U32, 0);
+      const ValueId divisible = b.make(OpKind::Eq, DType::Bool, {rem, zero}).result;
+      const ir::IfOp branch(b.branch(divisible));
+      ir::Builder then(k_, branch.then_block().ops);
+      then.at(loop.loc);
+      const ValueId count = then.make(OpKind::Div, DType::U32, {n, width}).result;
+      vector_loop(then, loop, lanes, width, count);
+      at = &branch.else_block().ops;
     }
     at->push_back(std::move(loop));
     return out;
   }
 
  private:
-  Op constant(std::int64_t value, const ir::SourceLoc& loc) {
-    Op c = make_const(k_, DType::U32, static_cast<double>(value));
-    c.loc = loc;
-    return c;
-  }
-
-  /// `for %k = tid to count step tpg`, each iteration W lanes of the scalar body.
-  Op vector_loop(const Op& loop, std::uint8_t lanes, ValueId width, ValueId count) {
-    const std::vector<Op>& body = loop.blocks[0].ops;
-    Op vloop = new_op(OpKind::For, loop.type, {loop.args[0], count, loop.args[2]}, new_value(k_),
-                      loop.loc);
-    vloop.blocks.resize(1);
-    std::vector<Op>& out = vloop.blocks[0].ops;
-    const ValueId first =
-        push(out, new_op(OpKind::Mul, DType::U32, {vloop.result, width}, new_value(k_), loop.loc));
-    std::unordered_map<ValueId, ValueId> index = {{loop.result, first}};
+  /// Makes `for %k = start to count step step` with `b`, each iteration W lanes of the body.
+  void vector_loop(ir::Builder& b, const Op& scalar_loop, std::uint8_t lanes, ValueId width,
+                   ValueId count) {
+    const ir::ForOp scalar(scalar_loop);
+    const std::vector<Op>& body = scalar.body().ops;
+    const ir::ForOp vloop(b.loop(scalar.start(), count, scalar.step(), scalar_loop.type));
+    ir::Builder out(k_, vloop.body().ops);
+    out.at(scalar_loop.loc);
+    const ValueId first = out.make(OpKind::Mul, DType::U32, {vloop.induction(), width}).result;
+    // A body value that has one value for all lanes: %j's is the first lane's index, an
+    // index's the first lane's, a load's the vector it loads.
+    std::unordered_map<ValueId, ValueId> whole = {{scalar.induction(), first}};
     std::unordered_map<ValueId, ValueId> base_index;
     std::vector<std::unordered_map<ValueId, ValueId>> lane(lanes);
     for (std::size_t i = 0; i < body.size(); ++i) {
       const Op& op = body[i];
       switch (plan_.roles[i]) {
         case Role::Index: {  // base + k*W, once per base, in the add's operand order
-          const ValueId base = op.args[0] == loop.result ? op.args[1] : op.args[0];
+          const ir::BinaryOp add(op);
+          const ValueId base = add.lhs() == scalar.induction() ? add.rhs() : add.lhs();
           auto [it, fresh] = base_index.try_emplace(base);
-          if (fresh) {
-            Op add = op;
-            std::replace(add.args.begin(), add.args.end(), loop.result, first);
-            it->second = push(out, renumbered(std::move(add)));
-          }
-          index[op.result] = it->second;
+          if (fresh) it->second = out.copy(op, whole).result;
+          whole[op.result] = it->second;
           break;
         }
         case Role::Load: {
-          Op load = op;
+          Op& load = out.copy(op, whole);
           load.lanes = lanes;
-          load.args = {index.at(op.args[0])};
-          const ValueId v = push(out, renumbered(std::move(load)));
+          const ValueId vector = load.result;
+          out.at(op.loc);
           for (std::uint8_t l = 0; l < lanes; ++l) {
-            Op extract = new_op(OpKind::Extract, op.type, {v}, new_value(k_), op.loc);
+            Op& extract = out.make(OpKind::Extract, op.type, {vector});
             extract.ivalue = l;
-            lane[l][op.result] = push(out, std::move(extract));
+            lane[l][op.result] = extract.result;
           }
           break;
         }
         case Role::Uniform: {
-          Op copy = op;
-          copy.args = mapped(op.args, lane[0]);
-          const ValueId v = push(out, renumbered(std::move(copy)));
+          const ValueId v = out.copy(op, lane[0]).result;
           for (auto& m : lane) m[op.result] = v;
           break;
         }
-        default:
+        case Role::Store:
+        case Role::PerLane:
           break;
       }
     }
     for (std::uint8_t l = 0; l < lanes; ++l) {
       for (std::size_t i = 0; i < body.size(); ++i) {
-        if (plan_.roles[i] != Role::PerLane) continue;
-        Op copy = body[i];
-        copy.args = mapped(body[i].args, lane[l]);
-        const ValueId v = push(out, renumbered(std::move(copy)));
-        if (v != ir::kNoValue) lane[l][body[i].result] = v;
+        if (plan_.roles[i] == Role::PerLane) out.copy(body[i], lane[l]);
       }
     }
     for (std::size_t i = 0; i < body.size(); ++i) {
       if (plan_.roles[i] != Role::Store) continue;
-      Op store = body[i];
+      const ir::AccessOp scalar_store(body[i]);
+      Op& store = out.insert(body[i]);
       store.lanes = lanes;
-      store.args = {index.at(body[i].args[0])};
-      for (std::uint8_t l = 0; l < lanes; ++l)
-        store.args.push_back(mapped(body[i].args[1], lane[l]));
-      out.push_back(std::move(store));
+      store.args = {whole.at(scalar_store.index())};
+      for (std::uint8_t l = 0; l < lanes; ++l) {
+        store.args.push_back(mapped(scalar_store.value(), lane[l]));
+      }
     }
-    return vloop;
   }
 
   /// `v` in a lane's copy of the body (values from outside the loop stay themselves).
   static ValueId mapped(ValueId v, const std::unordered_map<ValueId, ValueId>& lane) {
     const auto it = lane.find(v);
     return it == lane.end() ? v : it->second;
-  }
-  static std::vector<ValueId> mapped(std::vector<ValueId> args,
-                                     const std::unordered_map<ValueId, ValueId>& lane) {
-    for (ValueId& a : args) a = mapped(a, lane);
-    return args;
-  }
-
-  /// A copy of a body op for the vector loop: a fresh result, when it has one.
-  Op renumbered(Op op) {
-    if (op.result != ir::kNoValue) op.result = new_value(k_);
-    return op;
-  }
-
-  static ValueId push(std::vector<Op>& out, Op op) {
-    out.push_back(std::move(op));
-    return out.back().result;
   }
 
   ir::Kernel& k_;
@@ -529,13 +500,15 @@ class Rewriter {
 }  // namespace
 
 void vectorize(ir::Kernel& kernel, const TargetProfile& target) {
+  // Its own walk over the top-level ops rather than the rewrite driver's: each loop is matched
+  // against facts about the whole kernel as it stands, which the driver's walk would hide.
   std::vector<Op>& ops = kernel.body.ops;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].kind != OpKind::For || ops[i].blocks.size() != 1) continue;
     const Facts facts(kernel);
     std::optional<Plan> plan = Matcher(facts, ops[i], target).run();
     if (!plan) continue;
-    std::vector<Op> versions = Rewriter(kernel, *plan).versions(std::move(ops[i]));
+    std::vector<Op> versions = Versioner(kernel, *plan).versions(std::move(ops[i]));
     ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
     ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i),
                std::make_move_iterator(versions.begin()), std::make_move_iterator(versions.end()));

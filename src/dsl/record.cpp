@@ -1,0 +1,101 @@
+/// Recording of DSL operations into the current trace, with the checks C++ types cannot make.
+#include <fmt/format.h>
+
+#include "iron/dsl/intrinsics.hpp"
+#include "iron/dsl/memory.hpp"
+
+namespace iron::dsl::detail {
+namespace {
+
+void check_write_target(Tracer& t, int param) {
+  if (param < 0) return;
+  const ir::Param& p = t.kernel().params.at(static_cast<std::size_t>(param));
+  if (!ir::is_output(p.kind)) {
+    t.fail(
+        fmt::format("'{}' is an input tensor; mark it Out<T> (or InOut<T>) to write it", p.name));
+  }
+  t.mark_written(param);
+}
+
+/// A load, store or atomic of tensor `param` or of threadgroup allocation `shared`.
+ir::Op& record_access(Tracer& t, ir::OpKind kind, int param, int shared,
+                      std::vector<ir::ValueId> args, DType type) {
+  ir::Op& op = t.record(kind, type, std::move(args));
+  op.param = param;
+  op.shared = shared;
+  return op;
+}
+
+}  // namespace
+
+ir::ValueId record_const(DType type, double fvalue, std::int64_t ivalue) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::Const, type, {});
+  op.fvalue = fvalue;
+  op.ivalue = ivalue;
+  return op.result;
+}
+
+ir::ValueId record_unary(ir::OpKind kind, ir::ValueId a, DType type) {
+  return Tracer::current().record(kind, type, {a}).result;
+}
+
+ir::ValueId record_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, DType type) {
+  return Tracer::current().record(kind, type, {a, b}).result;
+}
+
+ir::ValueId record_convert(ir::OpKind kind, ir::ValueId a, DType to) {
+  return Tracer::current().record(kind, to, {a}).result;
+}
+
+ir::ValueId record_op(ir::OpKind kind, std::initializer_list<ir::ValueId> args, DType type) {
+  return Tracer::current().record(kind, type, args).result;
+}
+
+ir::ValueId record_builtin(ir::Builtin b, int axis) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::Builtin, DType::U32, {});
+  op.builtin = b;
+  op.axis = static_cast<std::uint8_t>(axis);
+  return op.result;
+}
+
+void record_barrier() { Tracer::current().record(ir::OpKind::Barrier, DType::U32, {}); }
+
+ir::ValueId record_var_decl(ir::ValueId init, DType type) {
+  return Tracer::current().record(ir::OpKind::VarDecl, type, {init}).result;
+}
+
+ir::ValueId record_var_load(ir::ValueId var, DType type) {
+  return Tracer::current().record(ir::OpKind::VarLoad, type, {var}).result;
+}
+
+void record_var_store(ir::ValueId var, ir::ValueId value) {
+  Tracer& t = Tracer::current();
+  t.record(ir::OpKind::VarStore, t.type_of(var), {var, value});
+}
+
+ir::ValueId record_constexpr_ref(int param, DType type) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::ConstexprRef, type, {});
+  op.param = param;
+  return op.result;
+}
+
+ir::ValueId record_load(int param, int shared, ir::ValueId index, DType type) {
+  const ir::OpKind kind = shared >= 0 ? ir::OpKind::SharedLoad : ir::OpKind::Load;
+  return record_access(Tracer::current(), kind, param, shared, {index}, type).result;
+}
+
+void record_store(int param, int shared, ir::ValueId index, ir::ValueId value, DType type) {
+  Tracer& t = Tracer::current();
+  check_write_target(t, param);
+  const ir::OpKind kind = shared >= 0 ? ir::OpKind::SharedStore : ir::OpKind::Store;
+  record_access(t, kind, param, shared, {index, value}, type);
+}
+
+ir::ValueId record_atomic(ir::OpKind kind, int param, int shared, ir::ValueId index,
+                          ir::ValueId value, DType type) {
+  Tracer& t = Tracer::current();
+  check_write_target(t, param);
+  return record_access(t, kind, param, shared, {index, value}, type).result;
+}
+
+}  // namespace iron::dsl::detail
