@@ -1,5 +1,6 @@
-/// `iron build --emit all|cuda|msl|cubin -o DIR`: compiles every selected kernel × dtype and
-/// writes its CUDA C++, MSL and/or sm_XX cubin, plus one header of typed host launch wrappers.
+/// `iron build --emit all|TARGET|BINARY -o DIR`: compiles every selected kernel × dtype and
+/// writes its source for every target (or one), or a backend's binaries (cubins), plus one
+/// header of typed host launch wrappers. Targets and binaries come from the registries.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -12,23 +13,80 @@
 #include "commands.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/codegen/launch_wrappers.hpp"
-#include "iron/runtime/nvrtc.hpp"
+#include "iron/runtime/backend.hpp"
 #include "kernel_selection.hpp"
+#include "target_options.hpp"
 
 namespace iron::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
+/// `--emit` for every target's source.
+constexpr const char* kAll = "all";
+
 struct BuildOptions {
-  std::string emit = "all";
+  std::string emit = kAll;
   std::string out;
   std::string filter;
   std::string dtype;
-  std::string cuda_profile = "sm_90";
-  std::string msl_profile = "metal3.1";
+  std::map<std::string, std::string> profiles;  ///< target name -> its --NAME-profile value
   bool time_passes = false;
 };
+
+/// What one kernel form is compiled into: a target's source, or a backend's binary of it.
+struct Output {
+  const codegen::Target* target;
+  codegen::TargetProfile profile;
+  const runtime::BinaryFormat* binary;  ///< nullptr: the source itself
+};
+
+/// "--cuda-profile": the option that sets a target's profile.
+std::string profile_option(const codegen::Target& target) {
+  return fmt::format("--{}-profile", target.name);
+}
+
+/// The backend whose binary `--emit NAME` names; nullptr for none.
+const runtime::BackendEntry* binary_backend(std::string_view name) {
+  for (const runtime::BackendEntry& b : runtime::backends()) {
+    if (b.binary && b.binary->name == name) return &b;
+  }
+  return nullptr;
+}
+
+/// Every `--emit` value: all, each target, each backend binary.
+std::vector<std::string> emit_choices() {
+  std::vector<std::string> choices = {kAll};
+  for (const auto& name : target_names()) choices.push_back(name);
+  for (const runtime::BackendEntry& b : runtime::backends()) {
+    if (b.binary) choices.emplace_back(b.binary->name);
+  }
+  return choices;
+}
+
+/// What `--emit` asks for, each target with its profile (every profile option is checked).
+std::vector<Output> outputs(const BuildOptions& o) {
+  std::map<std::string_view, codegen::TargetProfile> profiles;
+  for (const codegen::Target& t : codegen::targets()) {
+    profiles.emplace(t.name,
+                     target_profile(t, o.profiles.at(std::string(t.name)), profile_option(t)));
+  }
+  std::vector<Output> out;
+  for (const codegen::Target& t : codegen::targets()) {
+    if (o.emit == kAll || o.emit == t.name) out.push_back({&t, profiles.at(t.name), nullptr});
+  }
+  if (const runtime::BackendEntry* backend = binary_backend(o.emit)) {
+    const runtime::BinaryFormat& binary = *backend->binary;
+    const runtime::BackendStatus compiler = binary.status();
+    if (!compiler.available) {
+      throw Error(fmt::format("--emit {} needs {}, which was not found:\n{}", binary.name,
+                              binary.compiler, compiler.reason));
+    }
+    const codegen::Target* target = codegen::find_target(backend->target);
+    out.push_back({target, profiles.at(target->name), &binary});
+  }
+  return out;
+}
 
 void write_file(const fs::path& path, const void* data, std::size_t size) {
   fs::create_directories(path.parent_path());
@@ -43,38 +101,26 @@ void write_text(const fs::path& path, const std::string& text) {
 
 int build(const BuildOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  const bool cuda = o.emit == "all" || o.emit == "cuda" || o.emit == "cubin";
-  const bool msl = o.emit == "all" || o.emit == "msl";
-  const bool cubin = o.emit == "cubin";
-  const auto cuda_profile = resolve_profile(o.cuda_profile);
-  const auto msl_profile = resolve_profile(o.msl_profile);
-  if (cuda_profile.kind != codegen::TargetKind::Cuda ||
-      msl_profile.kind != codegen::TargetKind::Msl) {
-    throw UsageError("--cuda-profile takes sm_80 or sm_90; --msl-profile metal3.0 or metal3.1");
-  }
-  if (cubin && !runtime::nvrtc_status().available) {
-    throw Error("--emit cubin needs NVRTC, which was not found:\n" +
-                runtime::nvrtc_status().reason);
-  }
+  const std::vector<Output> wanted = outputs(o);
   const auto forms = select_kernels(o.filter, o.dtype);
   const fs::path root(o.out);
   std::map<std::string, double> pass_ms;
   std::vector<ir::Kernel> traced_all;
   std::size_t files = 0;
-  auto emit = [&](const ir::Kernel& traced, const codegen::TargetProfile& profile) {
-    const auto compiled = codegen::compile_kernel(traced, profile);
+  auto emit = [&](const ir::Kernel& traced, const Output& output) {
+    const auto compiled = codegen::compile_kernel(traced, output.profile);
     for (const auto& s : compiled.stats) pass_ms[s.name] += s.milliseconds;
-    const std::string kind(codegen::target_kind_name(profile.kind));
-    const fs::path file =
-        root / kind / (compiled.symbol + std::string(codegen::source_extension(profile.kind)));
-    if (!cubin) {
-      write_text(file, compiled.source);
-      ++files;
-      return;
+    if (output.binary == nullptr) {
+      write_text(
+          root / output.target->name / (compiled.symbol + std::string(output.target->extension)),
+          compiled.source);
+    } else {
+      const std::string_view format = output.binary->name;
+      const auto binary = output.binary->compile(compiled.source, compiled.symbol, output.profile);
+      write_file(
+          root / format / fmt::format("{}.{}.{}", compiled.symbol, output.profile.name, format),
+          binary.data(), binary.size());
     }
-    const auto result = runtime::compile_cubin(compiled.source, compiled.symbol, profile.cuda_sm);
-    write_file(root / "cubin" / fmt::format("{}.{}.cubin", compiled.symbol, profile.name),
-               result.cubin.data(), result.cubin.size());
     ++files;
   };
   for (std::size_t i = 0; i < forms.size(); ++i) {
@@ -82,8 +128,7 @@ int build(const BuildOptions& o) {
     fmt::print("[{:>3}/{}] {} {}\n", i + 1, forms.size(), f.info->name, dtype_name(f.dtype));
     std::fflush(stdout);
     traced_all.push_back(f.info->trace(f.dtype));
-    if (cuda) emit(traced_all.back(), cuda_profile);
-    if (msl) emit(traced_all.back(), msl_profile);
+    for (const Output& output : wanted) emit(traced_all.back(), output);
   }
   write_text(root / "include" / "iron_kernels.hpp", codegen::emit_launch_wrappers(traced_all));
   ++files;
@@ -103,24 +148,52 @@ int build(const BuildOptions& o) {
   return 0;
 }
 
+/// "cuda/*.cu: CUDA C++ for NVRTC; msl/*.metal: Metal Shading Language".
+std::string source_files() {
+  std::string text;
+  for (const codegen::Target& t : codegen::targets()) {
+    text += fmt::format("{}{}/*{}: {}", text.empty() ? "" : "; ", t.name, t.extension, t.language);
+  }
+  return text;
+}
+
+/// "cuda (CUDA C++ for NVRTC), msl (…) or cubin (for the cuda backend, needs NVRTC)".
+std::string emit_help() {
+  std::vector<std::string> words = {std::string(kAll) + " (the source for every target)"};
+  for (const auto& d : target_descriptions()) words.push_back(d);
+  for (const runtime::BackendEntry& b : runtime::backends()) {
+    if (!b.binary) continue;
+    words.push_back(fmt::format("{} (the {} backend's binary of the {} source, needs {})",
+                                b.binary->name, b.name, b.target, b.binary->compiler));
+  }
+  return "What to write: " + or_list(words);
+}
+
 }  // namespace
 
 Command add_build_command(CLI::App& app) {
+  std::vector<std::string> binaries;
+  for (const runtime::BackendEntry& b : runtime::backends()) {
+    if (b.binary) binaries.push_back(fmt::format("{0}/*.{0}", b.binary->name));
+  }
   auto* cmd = app.add_subcommand(
-      "build",
-      "Compile kernels and write their CUDA C++ (cuda/*.cu), MSL (msl/*.metal) or sm_XX cubins "
-      "(cubin/*.cubin, needs NVRTC), plus include/iron_kernels.hpp with typed host launch "
-      "wrappers");
+      "build", fmt::format("Compile kernels and write their source ({}) or a backend's binaries "
+                           "({}), plus include/iron_kernels.hpp with typed host launch wrappers",
+                           source_files(), or_list(binaries)));
   auto o = std::make_shared<BuildOptions>();
-  cmd->add_option("--emit", o->emit, "What to write: all (CUDA and MSL), cuda, msl or cubin")
-      ->check(CLI::IsMember({"all", "cuda", "msl", "cubin"}));
+  cmd->add_option("--emit", o->emit, emit_help())->check(CLI::IsMember(emit_choices()));
   cmd->add_option("-o,--out", o->out, "Output folder (created if missing)")->required();
   cmd->add_option("--filter", o->filter, "Only kernels whose name matches this regular expression");
   cmd->add_option("--dtype", o->dtype, "Only this dtype (default: every dtype of each kernel)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
-  cmd->add_option("--cuda-profile", o->cuda_profile,
-                  "CUDA target profile: sm_80 or sm_90 (default)");
-  cmd->add_option("--msl-profile", o->msl_profile, "Metal profile: metal3.0 or metal3.1 (default)");
+  for (const codegen::Target& t : codegen::targets()) {
+    std::string& profile = o->profiles[std::string(t.name)];
+    profile = t.default_profile;
+    const std::vector<std::string> listed(t.listed_profiles.begin(), t.listed_profiles.end());
+    cmd->add_option(
+        profile_option(t), profile,
+        fmt::format("{} profile: {} (default {})", t.language, or_list(listed), t.default_profile));
+  }
   cmd->add_flag("--time-passes", o->time_passes, "Print each pass's total time over all kernels");
   return {cmd, [o] { return build(*o); }};
 }

@@ -1,11 +1,13 @@
 /// `iron device`: every backend Iron knows, whether it can run here and, if not, why; each CUDA
 /// device with its numbers; and NVRTC.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "iron/runtime/backend.hpp"
 #include "iron/runtime/device_info.hpp"
 #include "iron/runtime/nvrtc.hpp"
+#include "target_options.hpp"
 
 namespace iron::cli {
 namespace {
@@ -14,7 +16,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 void print_backends() {
-  const std::string best(runtime::make_backend("auto")->name());
+  const std::string_view best = runtime::auto_backend().name;
   fmt::print("backends:\n");
   for (const auto& s : runtime::backend_statuses()) {
     if (s.available) {
@@ -68,9 +70,10 @@ int list_devices() {
 Command add_device_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "device",
-      "List the backends (sim, cuda, metal) and whether each can run here (if not, why); each "
-      "CUDA device (name, compute capability, multiprocessors, memory, L2, clocks, bus width); "
-      "and the NVRTC library that compiles CUDA kernels");
+      fmt::format("List the backends ({}) and whether each can run here (if not, why); each "
+                  "CUDA device (name, compute capability, multiprocessors, memory, L2, clocks, "
+                  "bus width); and the NVRTC library that compiles CUDA kernels",
+                  fmt::join(backend_names(), ", ")));
   return {cmd, list_devices};
 }
 

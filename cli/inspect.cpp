@@ -1,5 +1,5 @@
 /// `iron inspect KERNEL`: the kernel as traced IR, as IR after one or every pass, with per-pass
-/// statistics, or as the CUDA or MSL it compiles to.
+/// statistics, or as the source it compiles to for a target of the registry (CUDA, MSL).
 #include <fmt/format.h>
 
 #include <memory>
@@ -9,13 +9,17 @@
 #include "iron/codegen/compile.hpp"
 #include "iron/core/printer.hpp"
 #include "kernel_selection.hpp"
+#include "target_options.hpp"
 
 namespace iron::cli {
 namespace {
 
+/// What `--target` prints besides the targets' source: the IR.
+constexpr const char* kIr = "ir";
+
 struct InspectOptions {
   std::string kernel;
-  std::string target = "ir";
+  std::string target = kIr;
   std::string dtype = "f32";
   std::string pass;
   std::string profile;
@@ -63,17 +67,19 @@ std::vector<codegen::PassStat> print_passes(const ir::Kernel& traced,
 int inspect(const InspectOptions& o) {
   const KernelForm form = resolve_kernel(o.kernel, o.dtype);
   const ir::Kernel traced = form.info->trace(form.dtype);
-  std::string profile_name = o.profile;
-  if (profile_name.empty()) profile_name = o.target == "msl" ? "metal3.1" : "sm_90";
-  const codegen::TargetProfile profile = resolve_profile(profile_name);
-  if ((o.target == "cuda" && profile.kind != codegen::TargetKind::Cuda) ||
-      (o.target == "msl" && profile.kind != codegen::TargetKind::Msl)) {
+  // The IR is shown as the first target's default profile compiles it, unless told.
+  const codegen::Target* target =
+      o.target == kIr ? &codegen::targets().front() : codegen::find_target(o.target);
+  const std::string profile_name =
+      o.profile.empty() ? std::string(target->default_profile) : o.profile;
+  const codegen::TargetProfile profile = any_profile(profile_name);
+  if (o.target != kIr && &codegen::target_of(profile) != target) {
     throw UsageError(fmt::format("--profile {} is not a {} profile", profile_name, o.target));
   }
   if (!o.pass.empty()) {
     const auto stats = print_passes(traced, profile, o);
     if (o.stats) print_stats(stats);
-  } else if (o.target != "ir") {
+  } else if (o.target != kIr) {
     // One pipeline run gives both the source and the statistics.
     const auto compiled = codegen::compile_kernel(traced, profile);
     fmt::print("{}", compiled.source);
@@ -92,15 +98,17 @@ Command add_inspect_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "inspect",
       "Print a kernel as traced Iron IR, as IR after compiler passes (--pass), with per-pass "
-      "statistics (--stats), or as the CUDA or MSL source it compiles to (--target)");
+      "statistics (--stats), or as the source it compiles to for a target (--target)");
   auto o = std::make_shared<InspectOptions>();
   cmd->add_option("kernel", o->kernel, "The kernel's name (see `iron list kernels`)")->required();
   auto* ir_flag = cmd->add_flag_callback(
-      "--ir", [o] { o->target = "ir"; }, "Print Iron IR, the default (the same as --target ir)");
-  cmd->add_option("--target", o->target,
-                  "What to print: ir (Iron IR), cuda (CUDA C++ for NVRTC) or msl (Metal Shading "
-                  "Language)")
-      ->check(CLI::IsMember({"ir", "cuda", "msl"}))
+      "--ir", [o] { o->target = kIr; }, "Print Iron IR, the default (the same as --target ir)");
+  std::vector<std::string> targets = target_names();
+  targets.insert(targets.begin(), kIr);
+  std::vector<std::string> described = target_descriptions();
+  described.insert(described.begin(), std::string(kIr) + " (Iron IR)");
+  cmd->add_option("--target", o->target, "What to print: " + or_list(described))
+      ->check(CLI::IsMember(targets))
       ->excludes(ir_flag);
   cmd->add_option("--dtype", o->dtype, "The float type T is bound to (default f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
@@ -109,8 +117,12 @@ Command add_inspect_command(CLI::App& app) {
                   "with `all`; passes run for the target profile")
       ->excludes("--target");
   cmd->add_option("--profile", o->profile,
-                  "Target profile the passes and emitters assume: sm_80, sm_90 (default for "
-                  "ir and cuda), metal3.0 or metal3.1 (default for msl)");
+                  "Target profile the passes and emitters assume: " +
+                      profiles_help([](const codegen::Target& t) {
+                        const bool first = &t == &codegen::targets().front();
+                        return first ? std::string(kIr) + " and " + std::string(t.name)
+                                     : std::string(t.name);
+                      }));
   cmd->add_flag("--stats", o->stats,
                 "Also print each pass's op count before and after, the delta and its time");
   return {cmd, [o] { return inspect(*o); }};

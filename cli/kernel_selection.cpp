@@ -48,10 +48,4 @@ std::vector<KernelForm> select_kernels(const std::string& filter, const std::str
   return forms;
 }
 
-codegen::TargetProfile resolve_profile(const std::string& name) {
-  if (auto profile = codegen::TargetProfile::by_name(name)) return *profile;
-  throw UsageError(
-      fmt::format("unknown target profile '{}': use sm_80, sm_90, metal3.0 or metal3.1", name));
-}
-
 }  // namespace iron::cli

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "iron/codegen/target.hpp"
 #include "iron/dsl/kernel.hpp"
 
 namespace iron::cli {
@@ -24,8 +23,5 @@ std::regex filter_regex(const std::string& filter);
 /// Every registered kernel × dtype whose name matches `filter` (ECMAScript regex search; empty
 /// matches all) and whose dtype is `dtype` (empty: all); UsageError when nothing matches.
 std::vector<KernelForm> select_kernels(const std::string& filter, const std::string& dtype);
-
-/// A target profile by name (sm_80, sm_90, metal3.0, metal3.1); UsageError otherwise.
-codegen::TargetProfile resolve_profile(const std::string& name);
 
 }  // namespace iron::cli

@@ -19,6 +19,7 @@
 #include "iron/testing/npy.hpp"
 #include "kernel_params.hpp"
 #include "kernel_selection.hpp"
+#include "target_options.hpp"
 
 namespace iron::cli {
 namespace {
@@ -279,8 +280,18 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--tpg", o->tpg, "Threads per group per axis: X[,Y[,Z]] (required)");
   cmd->add_option("--dtype", o->dtype, "The float type T is bound to (default f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
-  cmd->add_option("--backend", o->backend, "auto (default), sim or cuda")
-      ->check(CLI::IsMember({"auto", "sim", "cuda", "metal"}));
+  std::vector<std::string> backends = backend_names();
+  std::vector<std::string> host;
+  for (const runtime::BackendEntry& b : runtime::backends()) {
+    if (!b.device) host.emplace_back(b.name);
+  }
+  cmd->add_option("--backend", o->backend,
+                  fmt::format("auto (default: the first GPU backend present, else {}), {}",
+                              or_list(host), or_list(backends)))
+      ->check(CLI::IsMember([&] {
+        backends.insert(backends.begin(), "auto");
+        return backends;
+      }()));
   return {cmd, [o] { return run(*o); }};
 }
 

@@ -1,5 +1,6 @@
-/// `iron snap` rewrites the emitted-code snapshots (CUDA and MSL of every kernel × dtype);
-/// `iron diff` shows how the code emitted now differs from them and fails when it does.
+/// `iron snap` rewrites the emitted-code snapshots (the source of every kernel × dtype for each
+/// target of the registry); `iron diff` shows how the code emitted now differs from them and
+/// fails when it does.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "commands.hpp"
 #include "iron/codegen/compile.hpp"
+#include "iron/codegen/targets.hpp"
 #include "kernel_selection.hpp"
 #include "line_diff.hpp"
 
@@ -21,28 +23,28 @@ namespace {
 namespace fs = std::filesystem;
 
 /// Snapshot path (relative to the snapshot folder) -> emitted source, for every kernel × dtype
-/// on the default CUDA and Metal profiles.
+/// on each target's default profile: TARGET/SYMBOL.EXTENSION.
 std::map<std::string, std::string> emit_everything() {
   std::map<std::string, std::string> files;
   for (const auto& form : select_kernels("", "")) {
     const ir::Kernel traced = form.info->trace(form.dtype);
     for (const auto& profile : codegen::TargetProfile::defaults()) {
+      const codegen::Target& target = codegen::target_of(profile);
       const auto compiled = codegen::compile_kernel(traced, profile);
-      const std::string path =
-          fmt::format("{}/{}{}", codegen::target_kind_name(profile.kind), compiled.symbol,
-                      codegen::source_extension(profile.kind));
-      files[path] = compiled.source;
+      files[fmt::format("{}/{}{}", target.name, compiled.symbol, target.extension)] =
+          compiled.source;
     }
   }
   return files;
 }
 
-/// Snapshot files now on disk, relative to `dir`.
+/// Snapshot files now on disk in the targets' folders, relative to `dir`.
 std::set<std::string> files_on_disk(const fs::path& dir) {
   std::set<std::string> files;
-  for (const char* kind : {"cuda", "msl"}) {
-    if (!fs::is_directory(dir / kind)) continue;
-    for (const auto& e : fs::directory_iterator(dir / kind)) {
+  for (const codegen::Target& target : codegen::targets()) {
+    const fs::path folder = dir / target.name;
+    if (!fs::is_directory(folder)) continue;
+    for (const auto& e : fs::directory_iterator(folder)) {
       if (e.is_regular_file()) files.insert(fs::relative(e.path(), dir).generic_string());
     }
   }
@@ -109,13 +111,24 @@ int diff(const std::string& dir) {
   return bad == 0 ? 0 : 1;
 }
 
+/// "cuda (sm_90) under DIR/cuda, msl (metal3.1) under DIR/msl".
+std::string snapshot_folders() {
+  std::string text;
+  for (const codegen::Target& t : codegen::targets()) {
+    text += fmt::format("{}{} ({}) under DIR/{}", text.empty() ? "" : ", ", t.name,
+                        t.default_profile, t.name);
+  }
+  return text;
+}
+
 }  // namespace
 
 Command add_snap_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "snap",
-      "Rewrite the emitted-code snapshots: the CUDA (sm_90) and MSL (Metal 3.1) source of every "
-      "kernel × dtype, under DIR/cuda and DIR/msl; snapshots of kernels that are gone are removed");
+      "snap", fmt::format("Rewrite the emitted-code snapshots: the source of every kernel × "
+                          "dtype for each target's default profile, {}; snapshots of kernels "
+                          "that are gone are removed",
+                          snapshot_folders()));
   auto dir = std::make_shared<std::string>("tests/snapshots");
   cmd->add_option("--dir", *dir, "Snapshot folder (default tests/snapshots)");
   return {cmd, [dir] { return snap(*dir); }};

@@ -1,6 +1,7 @@
 /// `iron test`: runs the registered kernel tests on a backend, several cases at a time, under a
 /// fixed base seed, or under N seeds with `--seeds N` (the soak).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "iron/testing/runner.hpp"
 #include "iron/testing/soak.hpp"
 #include "kernel_selection.hpp"
+#include "target_options.hpp"
 #include "test_report.hpp"
 
 namespace iron::cli {
@@ -210,11 +212,22 @@ Command add_test_command(CLI::App& app) {
       "Run the registered kernel tests (each test once per dtype) and compare every "
       "output with its expected values; exits with status 1 if any case fails");
   auto o = std::make_shared<TestOptions>();
+  std::vector<std::string> backends = backend_names();
+  std::vector<std::string> sanitizers;
+  for (const runtime::BackendEntry& b : runtime::backends()) {
+    if (b.sanitizer) sanitizers.emplace_back(b.name);
+  }
   cmd->add_option("--backend", o->backend,
-                  "Where to run: auto (the simulator, whose sanitizer checks every access, then "
-                  "cuda when present), sim, cuda, metal, or all (every backend present, each "
-                  "case's outputs also compared across backends); see `iron device`")
-      ->check(CLI::IsMember({"auto", "sim", "cuda", "metal", "all"}));
+                  fmt::format("Where to run: auto ({}, whose sanitizer checks every access, then "
+                              "the first GPU backend present), {}, or all (every backend "
+                              "present, each case's outputs also compared across backends); see "
+                              "`iron device`",
+                              or_list(sanitizers), fmt::join(backends, ", ")))
+      ->check(CLI::IsMember([&] {
+        backends.insert(backends.begin(), "auto");
+        backends.emplace_back("all");
+        return backends;
+      }()));
   cmd->add_option("--filter", o->filter,
                   "Run only tests whose name (kernel.case) or kernel name contains a match of "
                   "this ECMAScript regular expression");

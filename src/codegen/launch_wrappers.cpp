@@ -77,9 +77,12 @@ std::string_view host_type(DType t) {
       return "std::uint16_t";
     case DType::Bool:
       return "bool";
-    default:
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16:
       return "float";
   }
+  return "float";
 }
 
 /// The Launch argument for parameter `p`.
@@ -108,7 +111,7 @@ std::string wrapper(const ir::Kernel& kernel) {
     }
     args.push_back(argument(p));
   }
-  params.push_back("iron::runtime::Grid grid");
+  params.emplace_back("iron::runtime::Grid grid");
   return fmt::format(
       "\n/// {} ({}) with T = {}.\ninline void {}(\n    {}) {{\n{}"
       "  static const iron::ir::Kernel kernel =\n"

@@ -1,5 +1,5 @@
-/// The backend registry: the simulator always, CUDA when a driver, a device and NVRTC are here,
-/// and why Metal is absent.
+/// The backend registry: the simulator always, CUDA when a driver, a device and NVRTC are here
+/// (its cubins compiled ahead of time with NVRTC), and why Metal is absent.
 #include "iron/runtime/backend.hpp"
 
 #include <fmt/format.h>
@@ -8,6 +8,7 @@
 
 #include "cuda/cuda_backend.hpp"
 #include "iron/core/error.hpp"
+#include "iron/runtime/nvrtc.hpp"
 #include "iron/runtime/sim.hpp"
 
 namespace iron::runtime {
@@ -30,6 +31,8 @@ class SimBackend final : public Backend {
   SimWriters writers_;  ///< of the last run
 };
 
+BackendStatus sim_status() { return {"sim", true, ""}; }
+
 BackendStatus metal_status() {
 #ifdef __APPLE__
   return {"metal", false,
@@ -40,23 +43,93 @@ BackendStatus metal_status() {
 #endif
 }
 
+BackendStatus nvrtc_backend_status() {
+  const NvrtcStatus& nvrtc = nvrtc_status();
+  return {"nvrtc", nvrtc.available, nvrtc.reason};
+}
+
+std::vector<std::byte> compile_cuda_cubin(const std::string& source, const std::string& symbol,
+                                          const codegen::TargetProfile& profile) {
+  return compile_cubin(source, symbol, profile.cuda_sm).cubin;
+}
+
+/// "auto, sim, cuda or metal".
+std::string choices() {
+  std::string text = "auto";
+  const auto& all = backends();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    text += fmt::format("{}{}", i + 1 == all.size() ? " or " : ", ", all[i].name);
+  }
+  return text;
+}
+
 }  // namespace
 
+const std::vector<BackendEntry>& backends() {
+  static const std::vector<BackendEntry> all = {
+      {.name = "sim",
+       .target = "",
+       .device = false,
+       .sanitizer = true,
+       .status = sim_status,
+       .make = [] { return std::unique_ptr<Backend>(std::make_unique<SimBackend>()); },
+       .binary = std::nullopt},
+      {.name = "cuda",
+       .target = "cuda",
+       .device = true,
+       .sanitizer = false,
+       .status = [] { return cuda::cuda_backend_status(); },
+       .make = [] { return std::unique_ptr<Backend>(std::make_unique<cuda::CudaBackend>()); },
+       .binary = BinaryFormat{.name = "cubin",
+                              .compiler = "NVRTC",
+                              .status = nvrtc_backend_status,
+                              .compile = compile_cuda_cubin}},
+      {.name = "metal",
+       .target = "msl",
+       .device = true,
+       .sanitizer = false,
+       .status = metal_status,
+       .make = nullptr,
+       .binary = std::nullopt},
+  };
+  return all;
+}
+
+const BackendEntry* find_backend(std::string_view name) {
+  const auto& all = backends();
+  const auto it =
+      std::find_if(all.begin(), all.end(), [&](const BackendEntry& b) { return b.name == name; });
+  return it == all.end() ? nullptr : &*it;
+}
+
+const BackendEntry& auto_backend() {
+  const auto& all = backends();
+  const auto device = std::find_if(all.begin(), all.end(), [](const BackendEntry& b) {
+    return b.device && b.status().available;
+  });
+  if (device != all.end()) return *device;
+  const auto host =
+      std::find_if(all.begin(), all.end(), [](const BackendEntry& b) { return !b.device; });
+  IRON_INTERNAL_ASSERT(host != all.end(), "no backend runs on the host");
+  return *host;
+}
+
 std::vector<BackendStatus> backend_statuses() {
-  return {{"sim", true, ""}, cuda::cuda_backend_status(), metal_status()};
+  std::vector<BackendStatus> statuses;
+  for (const BackendEntry& b : backends()) statuses.push_back(b.status());
+  return statuses;
 }
 
 std::unique_ptr<Backend> make_backend(std::string_view name) {
-  const bool cuda_here = cuda::cuda_backend_status().available;
-  if (name == "sim" || (name == "auto" && !cuda_here)) return std::make_unique<SimBackend>();
-  if ((name == "cuda" || name == "auto") && cuda_here) return std::make_unique<cuda::CudaBackend>();
-  const auto statuses = backend_statuses();
-  const auto known = std::find_if(statuses.begin(), statuses.end(),
-                                  [&](const BackendStatus& s) { return s.name == name; });
-  if (known == statuses.end()) {
-    throw Error(fmt::format("unknown backend '{}': choose auto, sim, cuda or metal", name));
+  const BackendEntry* entry = name == "auto" ? &auto_backend() : find_backend(name);
+  if (entry == nullptr) {
+    throw Error(fmt::format("unknown backend '{}': choose {}", name, choices()));
   }
-  throw Error(fmt::format("backend {} is not available: {}", name, known->reason));
+  const BackendStatus status = entry->status();
+  if (!status.available) {
+    throw Error(fmt::format("backend {} is not available: {}", name, status.reason));
+  }
+  return entry->make();
 }
 
 }  // namespace iron::runtime

@@ -1,9 +1,18 @@
-/// Target profiles: what CUDA and Metal versions allow, and their names.
+/// Target profiles (what CUDA and Metal versions allow, and their names) and the target
+/// registry: every entry complete, its profiles its own, its emitter the one compile_kernel uses.
 #include "iron/codegen/target.hpp"
 
 #include <gtest/gtest.h>
 
-namespace iron::passes1_test {
+#include <set>
+#include <string>
+
+#include "iron/codegen/compile.hpp"
+#include "iron/codegen/targets.hpp"
+#include "iron/dsl/kernel.hpp"
+#include "iron/runtime/backend.hpp"
+
+namespace iron::target_test {
 namespace {
 
 using codegen::TargetKind;
@@ -69,5 +78,95 @@ TEST(PassTargetProfile, DefaultsAreSm90AndMetal31) {
   EXPECT_EQ(targets[1].name, "metal3.1");
 }
 
+TEST(TargetRegistry, ListsCudaAndMslInTargetKindOrder) {
+  const auto& all = codegen::targets();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].name, "cuda");
+  EXPECT_EQ(all[0].extension, ".cu");
+  EXPECT_EQ(all[0].checker, "nvrtc");
+  EXPECT_EQ(all[1].name, "msl");
+  EXPECT_EQ(all[1].extension, ".metal");
+  EXPECT_EQ(all[1].checker, "msl-shim");
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(static_cast<std::size_t>(all[i].kind), i) << all[i].name;
+  }
+}
+
+TEST(TargetRegistry, EveryEntryIsCompleteAndNamedOnce) {
+  std::set<std::string_view> names;
+  std::set<std::string_view> extensions;
+  for (const codegen::Target& t : codegen::targets()) {
+    EXPECT_TRUE(names.insert(t.name).second) << t.name;
+    EXPECT_TRUE(extensions.insert(t.extension).second) << t.extension;
+    EXPECT_TRUE(t.extension.starts_with(".")) << t.name;
+    EXPECT_FALSE(t.language.empty()) << t.name;
+    EXPECT_FALSE(t.checker.empty()) << t.name;
+    EXPECT_NE(t.profile, nullptr) << t.name;
+    EXPECT_NE(t.emit, nullptr) << t.name;
+    EXPECT_EQ(codegen::find_target(t.name), &t);
+  }
+  EXPECT_EQ(codegen::find_target("ir"), nullptr);
+  EXPECT_EQ(codegen::find_target("sm_90"), nullptr);
+}
+
+TEST(TargetRegistry, ListedProfilesAreTheTargetsOwnAndIncludeTheDefault) {
+  for (const codegen::Target& t : codegen::targets()) {
+    bool default_listed = false;
+    for (const std::string_view name : t.listed_profiles) {
+      const auto profile = t.profile(name);
+      ASSERT_TRUE(profile.has_value()) << t.name << " " << name;
+      EXPECT_EQ(profile->name, name);
+      EXPECT_EQ(&codegen::target_of(*profile), &t) << name;
+      EXPECT_EQ(TargetProfile::by_name(name)->name, name);
+      default_listed = default_listed || name == t.default_profile;
+      for (const codegen::Target& other : codegen::targets()) {
+        if (&other == &t) continue;
+        EXPECT_FALSE(other.profile(name).has_value()) << other.name << " " << name;
+      }
+    }
+    EXPECT_TRUE(default_listed) << t.name << " does not list its default " << t.default_profile;
+  }
+  EXPECT_EQ(codegen::targets()[0].profile("sm_86")->cuda_sm, 86);  // any sm_N, N >= 80
+}
+
+TEST(TargetRegistry, FirstBf16ProfileIsTheOldestListedOneWithBfloat) {
+  for (const codegen::Target& t : codegen::targets()) {
+    std::string_view first;
+    for (const std::string_view name : t.listed_profiles) {
+      if (first.empty() && t.profile(name)->has_bf16_type) first = name;
+    }
+    const bool all_have_it = first == t.listed_profiles.front();
+    EXPECT_EQ(t.first_bf16_profile, all_have_it ? std::string_view() : first) << t.name;
+  }
+  EXPECT_EQ(codegen::find_target("msl")->first_bf16_profile, "metal3.1");
+}
+
+TEST(TargetRegistry, CompileKernelUsesTheEmitterOfTheProfilesTarget) {
+  const ir::Kernel traced = dsl::kernel_ir_for("iron_scale", DType::F32);
+  for (const TargetProfile& profile : TargetProfile::defaults()) {
+    const codegen::Target& target = codegen::target_of(profile);
+    const auto compiled = codegen::compile_kernel(traced, profile);
+    EXPECT_EQ(compiled.source, target.emit(compiled.lowered, profile)) << target.name;
+    EXPECT_NE(compiled.source.find("for " + profile.name + " ("), std::string::npos) << target.name;
+  }
+}
+
+TEST(TargetRegistry, EveryBackendRunsARegisteredTargetOrTheIr) {
+  std::set<std::string_view> names;
+  for (const runtime::BackendEntry& b : runtime::backends()) {
+    EXPECT_TRUE(names.insert(b.name).second) << b.name;
+    EXPECT_EQ(runtime::find_backend(b.name), &b);
+    if (b.target.empty()) {
+      EXPECT_FALSE(b.device) << b.name << " runs the IR, so it runs on the host";
+    } else {
+      EXPECT_NE(codegen::find_target(b.target), nullptr) << b.name << " runs " << b.target;
+    }
+    EXPECT_TRUE(!b.binary || !b.target.empty()) << b.name << " compiles a binary of no source";
+  }
+  EXPECT_EQ(runtime::backends().front().name, "sim");
+  EXPECT_TRUE(runtime::backends().front().sanitizer);
+  EXPECT_EQ(runtime::find_backend("auto"), nullptr);
+}
+
 }  // namespace
-}  // namespace iron::passes1_test
+}  // namespace iron::target_test

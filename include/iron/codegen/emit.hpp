@@ -1,4 +1,6 @@
-/// The emitters: lowered Iron IR to CUDA C++ (for NVRTC) or to Metal Shading Language.
+/// The emitters: lowered Iron IR to CUDA C++ (for NVRTC) or to Metal Shading Language. Each is
+/// its target's `emit` in the target registry (iron/codegen/targets.hpp), which compile_kernel
+/// calls; they are declared here for the tests that call them directly.
 #pragma once
 
 #include <string>

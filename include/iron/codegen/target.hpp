@@ -1,4 +1,5 @@
-/// Target profiles: what the emitted code may assume about the device it runs on.
+/// Target profiles: what the emitted code may assume about the device it runs on, and the list
+/// of emitting targets each profile belongs to.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,19 @@
 
 namespace iron::codegen {
 
-enum class TargetKind : std::uint8_t { Cuda, Msl };
+// X(Enum, folder): one row per emitting target. Its folder src/codegen/<folder>/ holds the
+// dialect, the emitter and `Target <folder>::target()`, the target's registry entry (see
+// iron/codegen/targets.hpp); the row makes the TargetKind enumerator and lists the entry.
+#define IRON_TARGETS(X) \
+  X(Cuda, cuda)         \
+  X(Msl, msl)
+
+/// Which emitting target a profile belongs to: the index of its entry in targets().
+enum class TargetKind : std::uint8_t {
+#define IRON_X(e, folder) e,
+  IRON_TARGETS(IRON_X)
+#undef IRON_X
+};
 
 struct TargetProfile {
   TargetKind kind = TargetKind::Cuda;
@@ -22,11 +35,13 @@ struct TargetProfile {
   std::uint32_t max_vector_bytes = 16;  ///< widest single load or store
   std::uint64_t max_shared_bytes = std::uint64_t{48} * 1024;
 
+  /// CUDA C++ for compute capability `sm` × 10 (defined in src/codegen/cuda/).
   static TargetProfile cuda(int sm);
+  /// Metal Shading Language `version` × 10, 3.0 to 3.2 (defined in src/codegen/msl/).
   static TargetProfile metal(int version);
-  /// "sm_N" for N >= 80, "metal3.0", "metal3.1", "metal3.2"; nullopt for anything else.
+  /// The profile of any target that `name` spells ("sm_90", "metal3.1"); nullopt for none.
   static std::optional<TargetProfile> by_name(std::string_view name);
-  /// The profiles `iron build` emits for by default: sm_90 and metal3.1.
+  /// Each target's default profile, in target order: sm_90 and metal3.1.
   static std::vector<TargetProfile> defaults();
 };
 

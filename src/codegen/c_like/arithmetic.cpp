@@ -9,6 +9,21 @@ namespace {
 
 using ir::OpKind;
 
+/// The C operator of each binary and comparison op that has one.
+constexpr Spelling kOperators[] = {
+    {OpKind::Add, "+"},  {OpKind::Sub, "-"},  {OpKind::Mul, "*"}, {OpKind::Div, "/"},
+    {OpKind::Rem, "%"},  {OpKind::And, "&"},  {OpKind::Or, "|"},  {OpKind::Xor, "^"},
+    {OpKind::Shl, "<<"}, {OpKind::Shr, ">>"}, {OpKind::Eq, "=="}, {OpKind::Ne, "!="},
+    {OpKind::Lt, "<"},   {OpKind::Le, "<="},  {OpKind::Gt, ">"},  {OpKind::Ge, ">="},
+};
+
+/// The C operator of and, or and xor on bools.
+constexpr Spelling kBoolOperators[] = {
+    {OpKind::And, "&&"},
+    {OpKind::Or, "||"},
+    {OpKind::Xor, "!="},
+};
+
 bool is_narrow_int(DType t) { return t == DType::U8 || t == DType::I8 || t == DType::U16; }
 
 /// Narrow integers are promoted to int by C's arithmetic: the result is wrapped back.
@@ -68,32 +83,18 @@ std::string float_unary(const ir::Op& op, const Context& cx) {
 
 std::string integer_unary(const ir::Op& op, const Context& cx) {
   const std::string a = cx.values.operand(op.args[0]);
-  switch (op.kind) {
-    case OpKind::Neg:
-      return wrap(op.type, "-" + a, cx);
-    case OpKind::Not:
-      return op.type == DType::Bool ? "!" + a : wrap(op.type, "~" + a, cx);
-    case OpKind::Abs:
-      return wrap(op.type, "abs(" + cx.values.name(op.args[0]) + ")", cx);
-    default:
-      IRON_INTERNAL_ASSERT(false, "unary op undefined on integers");
-  }
-  return "";
+  if (op.kind == OpKind::Neg) return wrap(op.type, "-" + a, cx);
+  if (op.kind == OpKind::Not) return op.type == DType::Bool ? "!" + a : wrap(op.type, "~" + a, cx);
+  IRON_INTERNAL_ASSERT(op.kind == OpKind::Abs, "unary op undefined on integers");
+  return wrap(op.type, "abs(" + cx.values.name(op.args[0]) + ")", cx);
 }
 
 std::string float_binary(const ir::Op& op, const Context& cx) {
-  switch (op.kind) {
-    case OpKind::Add:
-      return cx.dialect.float_arithmetic(infix(op, "+", cx), op.type);
-    case OpKind::Sub:
-      return cx.dialect.float_arithmetic(infix(op, "-", cx), op.type);
-    case OpKind::Mul:
-      return cx.dialect.float_arithmetic(infix(op, "*", cx), op.type);
-    case OpKind::Div:
-      return cx.dialect.float_arithmetic(infix(op, "/", cx), op.type);
-    default:
-      return float_call(cx.dialect.float_function(op.kind), op, cx);
+  const OpKind k = op.kind;
+  if (k == OpKind::Add || k == OpKind::Sub || k == OpKind::Mul || k == OpKind::Div) {
+    return cx.dialect.float_arithmetic(infix(op, spelling_of(k, kOperators), cx), op.type);
   }
+  return float_call(cx.dialect.float_function(k), op, cx);
 }
 
 /// `a << b` or `a >> b` with the amount taken modulo 32, as the simulator does.
@@ -108,57 +109,21 @@ std::string shift(const ir::Op& op, std::string_view symbol, const Context& cx) 
 }
 
 std::string integer_binary(const ir::Op& op, const Context& cx) {
-  const bool boolean = op.type == DType::Bool;
-  switch (op.kind) {
-    case OpKind::Add:
-      return wrap(op.type, infix(op, "+", cx), cx);
-    case OpKind::Sub:
-      return wrap(op.type, infix(op, "-", cx), cx);
-    case OpKind::Mul:
-      return wrap(op.type, unsigned_operand(op.args[0], cx) + " * " + cx.values.operand(op.args[1]),
-                  cx);
-    case OpKind::Div:
-      return wrap(op.type, infix(op, "/", cx), cx);
-    case OpKind::Rem:
-      return wrap(op.type, infix(op, "%", cx), cx);
-    case OpKind::Min:
-    case OpKind::Max:
-      return wrap(op.type,
-                  std::string(op.kind == OpKind::Min ? "min(" : "max(") +
-                      promoted_operand(op.args[0], op.type, cx) + ", " +
-                      promoted_operand(op.args[1], op.type, cx) + ")",
-                  cx);
-    case OpKind::And:
-      return boolean ? infix(op, "&&", cx) : wrap(op.type, infix(op, "&", cx), cx);
-    case OpKind::Or:
-      return boolean ? infix(op, "||", cx) : wrap(op.type, infix(op, "|", cx), cx);
-    case OpKind::Xor:
-      return boolean ? infix(op, "!=", cx) : wrap(op.type, infix(op, "^", cx), cx);
-    case OpKind::Shl:
-      return shift(op, "<<", cx);
-    case OpKind::Shr:
-      return shift(op, ">>", cx);
-    default:
-      IRON_INTERNAL_ASSERT(false, "binary op undefined on integers");
+  const OpKind k = op.kind;
+  if (op.type == DType::Bool) return infix(op, spelling_of(k, kBoolOperators), cx);
+  if (k == OpKind::Mul) {
+    return wrap(op.type, unsigned_operand(op.args[0], cx) + " * " + cx.values.operand(op.args[1]),
+                cx);
   }
-  return "";
-}
-
-std::string compare(const ir::Op& op, const Context& cx) {
-  switch (op.kind) {
-    case OpKind::Eq:
-      return infix(op, "==", cx);
-    case OpKind::Ne:
-      return infix(op, "!=", cx);
-    case OpKind::Lt:
-      return infix(op, "<", cx);
-    case OpKind::Le:
-      return infix(op, "<=", cx);
-    case OpKind::Gt:
-      return infix(op, ">", cx);
-    default:
-      return infix(op, ">=", cx);
+  if (k == OpKind::Min || k == OpKind::Max) {
+    return wrap(op.type,
+                std::string(k == OpKind::Min ? "min(" : "max(") +
+                    promoted_operand(op.args[0], op.type, cx) + ", " +
+                    promoted_operand(op.args[1], op.type, cx) + ")",
+                cx);
   }
+  if (k == OpKind::Shl || k == OpKind::Shr) return shift(op, spelling_of(k, kOperators), cx);
+  return wrap(op.type, infix(op, spelling_of(k, kOperators), cx), cx);
 }
 
 std::string fma(const ir::Op& op, const Context& cx) {
@@ -179,26 +144,27 @@ std::string arithmetic_expression(const ir::Op& op, const Context& cx) {
     case ir::OpClass::Binary:
       return is_float(op.type) ? float_binary(op, cx) : integer_binary(op, cx);
     case ir::OpClass::Compare:
-      return compare(op, cx);
-    default:
+      return infix(op, spelling_of(op.kind, kOperators), cx);
+    case ir::OpClass::Other:
       break;
+    case ir::OpClass::Leaf:
+    case ir::OpClass::Atomic:
+    case ir::OpClass::Simd:
+    case ir::OpClass::Group:
+      IRON_INTERNAL_ERROR("not a lane-wise arithmetic op");
   }
   const DType from = op.args.empty() ? op.type : v.type(op.args[0]);
-  switch (op.kind) {
-    case OpKind::Select:
-      return v.operand(op.args[0]) + " ? " + v.operand(op.args[1]) + " : " + v.operand(op.args[2]);
-    case OpKind::Fma:
-      return fma(op, cx);
-    case OpKind::Cast:
-      return from == op.type ? v.name(op.args[0])
-                             : cx.dialect.convert(v.name(op.args[0]), from, op.type, cx.needs);
-    case OpKind::Bitcast:
-      return from == op.type ? v.name(op.args[0])
-                             : cx.dialect.bitcast(v.name(op.args[0]), from, op.type);
-    default:
-      IRON_INTERNAL_ASSERT(false, "not a lane-wise arithmetic op");
+  if (op.kind == OpKind::Select) {
+    return v.operand(op.args[0]) + " ? " + v.operand(op.args[1]) + " : " + v.operand(op.args[2]);
   }
-  return "";
+  if (op.kind == OpKind::Fma) return fma(op, cx);
+  if (op.kind == OpKind::Cast) {
+    return from == op.type ? v.name(op.args[0])
+                           : cx.dialect.convert(v.name(op.args[0]), from, op.type, cx.needs);
+  }
+  IRON_INTERNAL_ASSERT(op.kind == OpKind::Bitcast, "not a lane-wise arithmetic op");
+  return from == op.type ? v.name(op.args[0])
+                         : cx.dialect.bitcast(v.name(op.args[0]), from, op.type);
 }
 
 }  // namespace iron::codegen::c_like

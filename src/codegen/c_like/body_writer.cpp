@@ -2,6 +2,7 @@
 #include "body_writer.hpp"
 
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "context.hpp"
@@ -37,7 +38,7 @@ class BodyWriter {
       if (op.shared >= 0 && op.lanes > 1) vector_access.insert(op.shared);
     });
     for (std::size_t i = 0; i < k.shared.size(); ++i) {
-      line(cx_.dialect.shared_declaration(k.shared[i], vector_access.count(static_cast<int>(i))),
+      line(cx_.dialect.shared_declaration(k.shared[i], vector_access.contains(static_cast<int>(i))),
            {});
     }
     lines_.emplace_back();
@@ -56,33 +57,43 @@ class BodyWriter {
                          "reduce.* reached the emitter: run lower_reductions first");
     const Values& v = values_;
     if (!v.emitted(op)) return;  // an unread value: only atomics have effects, and they are kept
-    switch (op.kind) {
-      case OpKind::Const:
-        if (const auto literal = v.bound_literal(op.result)) {
-          line(type_of(op) + " " + v.name(op.result) + " = " + *literal + ";", op.loc);
-        }
-        return;  // otherwise inlined at every use
-      case OpKind::VarDecl:
-        return line(type_of(op) + " " + v.name(op.result) + " = " + v.name(op.args[0]) + ";",
-                    op.loc);
-      case OpKind::VarStore:
-        return line(v.name(op.args[0]) + " = " + v.name(op.args[1]) + ";", op.loc);
-      case OpKind::Store:
-      case OpKind::SharedStore:
-        return store(op);
-      case OpKind::Barrier:
-        return line(cx_.dialect.barrier(), op.loc);
-      case OpKind::For:
-        return loop(op);
-      case OpKind::If:
-        return branch(op);
-      default:
-        break;
+    // The ops written as statements of their own; every other op is the expression of a value.
+    using Writer = void (BodyWriter::*)(const ir::Op&);
+    static constexpr std::pair<OpKind, Writer> kStatements[] = {
+        {OpKind::Const, &BodyWriter::constant},
+        {OpKind::VarDecl, &BodyWriter::variable},
+        {OpKind::VarStore, &BodyWriter::assignment},
+        {OpKind::Store, &BodyWriter::store},
+        {OpKind::SharedStore, &BodyWriter::store},
+        {OpKind::Barrier, &BodyWriter::barrier},
+        {OpKind::For, &BodyWriter::loop},
+        {OpKind::If, &BodyWriter::branch},
+    };
+    for (const auto& [kind, writer] : kStatements) {
+      if (kind == op.kind) return (this->*writer)(op);
     }
     const std::string expression = value_expression(op, cx_);
     if (op.result == ir::kNoValue || v.uses(op.result) == 0) return line(expression + ";", op.loc);
     line("const " + type_of(op) + " " + v.name(op.result) + " = " + expression + ";", op.loc);
   }
+
+  /// A constant is inlined at every use, unless it must be bound to a local.
+  void constant(const ir::Op& op) {
+    if (const auto literal = values_.bound_literal(op.result)) {
+      line(type_of(op) + " " + values_.name(op.result) + " = " + *literal + ";", op.loc);
+    }
+  }
+
+  void variable(const ir::Op& op) {
+    line(type_of(op) + " " + values_.name(op.result) + " = " + values_.name(op.args[0]) + ";",
+         op.loc);
+  }
+
+  void assignment(const ir::Op& op) {
+    line(values_.name(op.args[0]) + " = " + values_.name(op.args[1]) + ";", op.loc);
+  }
+
+  void barrier(const ir::Op& op) { line(cx_.dialect.barrier(), op.loc); }
 
   void store(const ir::Op& op) {
     const Access a = access_of(op, cx_);
@@ -122,9 +133,12 @@ class BodyWriter {
                   : cx_.dialect.type(op.type);
   }
 
+  /// Two spaces per level of nesting.
+  std::string indent() const { return std::string(2 * static_cast<std::size_t>(depth_), ' '); }
+
   /// A statement at the current depth, with its location when that changed.
   void line(const std::string& text, const ir::SourceLoc& loc) {
-    std::string out = std::string(2 * depth_, ' ') + text;
+    std::string out = indent() + text;
     if (loc.known() && (loc.line != last_loc_.line || loc.file != last_loc_.file)) {
       out += "  // " + loc.file + ":" + std::to_string(loc.line);
       last_loc_ = loc;
@@ -135,7 +149,7 @@ class BodyWriter {
 
   /// A closing line (`}` or `} else {`), without a location.
   void close(const std::string& text) {
-    lines_.push_back(std::string(2 * depth_, ' ') + text);
+    lines_.push_back(indent() + text);
     block_start_ = false;
   }
 

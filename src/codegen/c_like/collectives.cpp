@@ -20,9 +20,12 @@ DType carrier(DType t) {
     case DType::U16:
     case DType::Bool:
       return DType::U32;
-    default:
+    case DType::F32:
+    case DType::I32:
+    case DType::U32:
       return t;
   }
+  return t;
 }
 
 bool is_move(OpKind k) {
@@ -34,9 +37,9 @@ bool is_move(OpKind k) {
 std::string source_lane(const ir::Op& op, const Context& cx) {
   const ir::ValueId operand = op.args[1];
   const DType t = cx.values.type(operand);
-  const std::string value =
-      t == DType::U32 ? cx.values.operand(operand)
-                      : cx.dialect.convert(cx.values.name(operand), t, DType::U32, cx.needs);
+  std::string value = t == DType::U32
+                          ? cx.values.operand(operand)
+                          : cx.dialect.convert(cx.values.name(operand), t, DType::U32, cx.needs);
   if (op.kind == OpKind::SimdShuffle || op.kind == OpKind::SimdBroadcast) return value;
   const std::string lane = cx.dialect.builtin(ir::Builtin::Lane, 0, cx.needs);
   const char* symbol = op.kind == OpKind::SimdShuffleXor  ? " ^ "

@@ -1,8 +1,10 @@
-/// The per-language half of the C-like emitters: CUDA or MSL spellings behind one interface.
+/// The per-language half of the C-like emitters: a language's spellings behind one interface,
+/// C++'s by default, so a dialect (CUDA, MSL) writes only where its language differs.
 #pragma once
 
 #include <cstdint>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,25 +34,60 @@ struct Access {
   int lanes = 1;
 };
 
+/// The spelling of an op kind in a dialect's table of the few kinds it covers.
+struct Spelling {
+  ir::OpKind kind;
+  std::string_view text;
+};
+
+/// The text `table` gives `k`; an internal error when the table lacks it.
+std::string_view spelling_of(ir::OpKind k, std::span<const Spelling> table);
+
+/// The op table's C math function of `k` ("exp", "fabs"); an internal error when it has none.
+std::string_view c_math_function(ir::OpKind k);
+
+/// A C-like language's spellings. The defaults are C++'s (or the op table's C math functions);
+/// a dialect overrides what its language spells differently and defines the rest, which C++
+/// has no spelling for.
 class Dialect {
  public:
   virtual ~Dialect() = default;
 
-  /// The scalar type's name ("__half", "half").
-  virtual std::string type(DType t) const = 0;
+  // Names.
+
+  /// The scalar type's name: C++'s ("float", "unsigned int"), half_type() for f16 and bf16.
+  virtual std::string type(DType t) const;
+  /// The name of f16 or bf16 (`t`), which C++ lacks ("__half", "bfloat").
+  virtual std::string half_type(DType t) const = 0;
+  /// The f32 function of a unary or binary math op, fma, rem, min or max: by default the op
+  /// table's C function with C's `f` suffix ("expf", "fabsf"). A name starting with iron_ is a
+  /// prelude helper of the dialect.
+  virtual std::string float_function(ir::OpKind k) const;
+  /// The language's own names a parameter must not take, space-separated: its built-ins, type
+  /// names and the functions the emitted code calls, besides the C++ keywords and the float
+  /// functions, which are reserved already.
+  virtual std::string_view reserved_words() const = 0;
+
+  // Values.
+
   /// An f32 expression with exactly these bits (used for inf and NaN).
   virtual std::string float_bits(std::uint32_t bits) const = 0;
-  /// `expr` of type `from` converted to `to` (they differ) with Iron's cast semantics.
-  virtual std::string convert(const std::string& expr, DType from, DType to,
-                              Needs& needs) const = 0;
-  /// `expr`, + - * / or negation on values of the float type `t`, as a `t` expression.
-  virtual std::string float_arithmetic(const std::string& expr, DType t) const = 0;
+  /// `expr` of type `from` converted to `to` (they differ) with Iron's cast semantics: to bool,
+  /// a comparison with zero (in f32 for floats); to anything else, convert_number().
+  std::string convert(const std::string& expr, DType from, DType to, Needs& needs) const;
+  /// `expr` of type `from` converted to `to`, not bool (they differ), with Iron's semantics:
+  /// floats to integers truncate, saturate and take NaN to 0; narrow integers wrap.
+  virtual std::string convert_number(const std::string& expr, DType from, DType to,
+                                     Needs& needs) const = 0;
+  /// `expr`, + - * / or negation on values of the float type `t`, as a `t` expression; by
+  /// default `expr` itself (the language defines the operators on every float type).
+  virtual std::string float_arithmetic(const std::string& expr, DType t) const;
   /// `expr` reinterpreted as `to`, a type of the same size (they differ).
   virtual std::string bitcast(const std::string& expr, DType from, DType to) const = 0;
-  /// The f32 function of a unary or binary math op, fma, rem, min or max ("expf", "exp").
-  virtual std::string_view float_function(ir::OpKind k) const = 0;
   /// A u32 expression for the built-in.
   virtual std::string builtin(ir::Builtin b, int axis, Needs& needs) const = 0;
+
+  // Collectives, memory and synchronisation.
 
   /// simd.sum/max/min/prefix_sum/prefix_exclusive_sum of `v`, of type f32, i32 or u32.
   virtual std::string simd_reduce(ir::OpKind k, DType t, const std::string& v,
@@ -60,17 +97,20 @@ class Dialect {
   virtual std::string simd_move(ir::OpKind k, DType t, const std::string& v, int operand,
                                 Needs& needs) const = 0;
   /// `v` (f32, i32 or u32) as lane `source` (a u32 expression) holds it, or the lane's own
-  /// value when `source` is not in 0..31. Every lane of the simdgroup must call it.
+  /// value when `source` is not in 0..31. Every lane of the simdgroup must call it. By default
+  /// the prelude helper `iron_simd_read(v, source)`, which the dialect defines.
   virtual std::string simd_read(DType t, const std::string& v, const std::string& source,
-                                Needs& needs) const = 0;
-
+                                Needs& needs) const;
   /// The atomic op on `a` with operand `v`, an expression giving the previous value.
   virtual std::string atomic(ir::OpKind k, const Access& a, const std::string& v,
                              Needs& needs) const = 0;
+  /// The statement that makes the threadgroup wait for all its threads.
   virtual std::string barrier() const = 0;
   /// The declaration of a threadgroup allocation; `vector_access` when vector loads or stores
   /// use it, so it must be 16-byte aligned.
   virtual std::string shared_declaration(const ir::SharedAlloc& s, bool vector_access) const = 0;
+
+  // Vectors.
 
   /// The type of a vector value of `lanes` elements.
   virtual std::string vector_type(DType t, int lanes, Needs& needs) const = 0;
@@ -82,6 +122,22 @@ class Dialect {
                                                 Needs& needs) const = 0;
   /// Lane `lane` of the vector value `v` of `lanes` elements.
   virtual std::string extract(const std::string& v, int lanes, int lane) const = 0;
+
+  // The kernel's signature and the comment that documents it.
+
+  /// The type of a tensor parameter of elements `t`, written to when `writes`: by default a
+  /// pointer ("const float*", "float*").
+  virtual std::string pointer_param(DType t, bool writes) const;
+  /// The type of a constexpr parameter passed as `carrier`: by default the type itself.
+  virtual std::string value_param(DType carrier) const;
+  /// What binds parameter `index` to its argument, written after its name ("[[buffer(2)]]");
+  /// by default nothing: the position does.
+  virtual std::string param_binding(std::size_t index) const;
+  /// The header comment's first line: how to launch the kernel (groups, threads, shared
+  /// memory).
+  virtual std::string launch_comment(const ir::Kernel& kernel) const = 0;
+  /// The header comment's word for the parameters: by default "Arguments".
+  virtual std::string_view parameters_heading() const;
 };
 
 }  // namespace iron::codegen::c_like

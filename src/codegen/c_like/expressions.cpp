@@ -1,6 +1,8 @@
 /// Value expressions: built-ins, constexprs, loads, extracts and atomics; the rest delegated.
 #include "expressions.hpp"
 
+#include <fmt/format.h>
+
 #include "arithmetic.hpp"
 #include "collectives.hpp"
 #include "iron/core/error.hpp"
@@ -32,22 +34,68 @@ DType constexpr_carrier(DType t) {
 }
 
 std::string value_expression(const ir::Op& op, const Context& cx) {
-  switch (ir::op_class(op.kind)) {
-    case ir::OpClass::Unary:
-    case ir::OpClass::Binary:
-    case ir::OpClass::Compare:
-      return arithmetic_expression(op, cx);
-    case ir::OpClass::Simd:
-      return simd_expression(op, cx);
-    case ir::OpClass::Atomic:
-      return cx.dialect.atomic(op.kind, access_of(op, cx), cx.values.name(op.args.at(1)), cx.needs);
-    case ir::OpClass::Group:
-      IRON_INTERNAL_ASSERT(false, "reduce.* reached the emitter: run lower_reductions first");
-      break;
-    default:
-      break;
-  }
+  // Every kind is listed, so that a new one is written on purpose (-Wswitch names it).
   switch (op.kind) {
+    case OpKind::Neg:
+    case OpKind::Not:
+    case OpKind::Sqrt:
+    case OpKind::Rsqrt:
+    case OpKind::Exp:
+    case OpKind::Exp2:
+    case OpKind::Log:
+    case OpKind::Log2:
+    case OpKind::Sin:
+    case OpKind::Cos:
+    case OpKind::Tanh:
+    case OpKind::Erf:
+    case OpKind::Abs:
+    case OpKind::Recip:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Rem:
+    case OpKind::Min:
+    case OpKind::Max:
+    case OpKind::Pow:
+    case OpKind::Atan2:
+    case OpKind::And:
+    case OpKind::Or:
+    case OpKind::Xor:
+    case OpKind::Shl:
+    case OpKind::Shr:
+    case OpKind::Eq:
+    case OpKind::Ne:
+    case OpKind::Lt:
+    case OpKind::Le:
+    case OpKind::Gt:
+    case OpKind::Ge:
+    case OpKind::Select:
+    case OpKind::Fma:
+    case OpKind::Cast:
+    case OpKind::Bitcast:
+      return arithmetic_expression(op, cx);
+    case OpKind::SimdSum:
+    case OpKind::SimdMax:
+    case OpKind::SimdMin:
+    case OpKind::SimdPrefixSum:
+    case OpKind::SimdPrefixExclusiveSum:
+    case OpKind::SimdShuffle:
+    case OpKind::SimdShuffleXor:
+    case OpKind::SimdShuffleUp:
+    case OpKind::SimdShuffleDown:
+    case OpKind::SimdBroadcast:
+      return simd_expression(op, cx);
+    case OpKind::AtomicAdd:
+    case OpKind::AtomicMax:
+    case OpKind::AtomicMin:
+    case OpKind::AtomicAnd:
+    case OpKind::AtomicOr:
+    case OpKind::AtomicXor:
+    case OpKind::AtomicExchange:
+      return cx.dialect.atomic(op.kind, access_of(op, cx), cx.values.name(op.args.at(1)), cx.needs);
     case OpKind::Builtin:
       return cx.dialect.builtin(op.builtin, op.axis, cx.needs);
     case OpKind::ConstexprRef: {
@@ -64,12 +112,24 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
       const ir::ValueId v = op.args.at(0);
       return cx.dialect.extract(cx.values.name(v), cx.values.lanes(v), static_cast<int>(op.ivalue));
     }
-    case OpKind::VarDecl:
     case OpKind::VarLoad:
       return cx.values.name(op.args.at(0));
-    default:
-      return arithmetic_expression(op, cx);
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+      IRON_INTERNAL_ERROR("reduce.* reached the emitter: run lower_reductions first");
+    case OpKind::Const:
+    case OpKind::VarDecl:
+    case OpKind::Store:
+    case OpKind::SharedStore:
+    case OpKind::Barrier:
+    case OpKind::VarStore:
+    case OpKind::For:
+    case OpKind::If:
+      break;
   }
+  IRON_INTERNAL_ERROR(
+      fmt::format("{} is written as a statement, not as an expression", ir::op_name(op.kind)));
 }
 
 }  // namespace iron::codegen::c_like

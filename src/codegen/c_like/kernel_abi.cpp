@@ -48,11 +48,11 @@ bool is_value_name(std::string_view s) {
 
 std::string problem(std::string_view name, std::string_view language, std::string_view reserved) {
   if (!is_identifier(name)) return "is not an identifier";
-  if (is_word_of(name, kCppKeywords) || is_word_of(name, " " + std::string(reserved) + " ")) {
-    return fmt::format("is reserved in {}", language);
-  }
   if (is_value_name(name) || name.starts_with("iron_") || name.starts_with("__")) {
     return "could clash with a name the emitted code uses";
+  }
+  if (is_word_of(name, kCppKeywords) || is_word_of(name, " " + std::string(reserved) + " ")) {
+    return fmt::format("is reserved in {}", language);
   }
   return "";
 }
@@ -75,6 +75,15 @@ bool kernel_uses(const ir::Kernel& kernel, DType t) {
                           [&](const ir::SharedAlloc& s) { return s.dtype == t; });
   ir::walk(kernel.body, [&](const ir::Op& op) { used = used || op.type == t; });
   return used;
+}
+
+std::string reserved_names(const Dialect& dialect) {
+  std::string words(dialect.reserved_words());
+  for (std::size_t i = 0; i < ir::kOpTable.size(); ++i) {
+    const auto kind = static_cast<ir::OpKind>(i);
+    if (!ir::op_info(kind).c_function.empty()) words += " " + dialect.float_function(kind);
+  }
+  return words;
 }
 
 void check_names(const ir::Kernel& kernel, std::string_view language, std::string_view reserved) {
@@ -100,13 +109,52 @@ std::string param_role(const ir::Param& p) {
       return fmt::format("output {} tensor", dtype);
     case ir::ParamKind::InOut:
       return fmt::format("in-out {} tensor", dtype);
-    default:
+    case ir::ParamKind::Constexpr:
       if (p.dtype == DType::Bool) return "constexpr bool (0 or 1)";
       if (constexpr_carrier(p.dtype) != p.dtype) {
         return fmt::format("constexpr {} (converted in the kernel)", dtype);
       }
       return fmt::format("constexpr {}", dtype);
   }
+  return "";
+}
+
+std::string param_type(const ir::Param& p, const Dialect& dialect) {
+  switch (p.kind) {
+    case ir::ParamKind::Input:
+      return dialect.pointer_param(p.dtype, false);
+    case ir::ParamKind::Output:
+    case ir::ParamKind::InOut:
+      return dialect.pointer_param(p.dtype, true);
+    case ir::ParamKind::Constexpr:
+      return dialect.value_param(constexpr_carrier(p.dtype));
+  }
+  return "";
+}
+
+std::vector<std::string> param_declarations(const ir::Kernel& kernel, const Dialect& dialect) {
+  std::vector<std::string> declarations;
+  for (std::size_t i = 0; i < kernel.params.size(); ++i) {
+    const ir::Param& p = kernel.params[i];
+    const std::string binding = dialect.param_binding(i);
+    declarations.push_back(param_type(p, dialect) + " " + p.name +
+                           (binding.empty() ? "" : " " + binding));
+  }
+  return declarations;
+}
+
+std::vector<std::string> abi_comment(const ir::Kernel& kernel, const Dialect& dialect) {
+  std::vector<std::string> lines = {
+      dialect.launch_comment(kernel),
+      fmt::format("{}, in parameter order (see include/iron/codegen/emit.hpp):",
+                  dialect.parameters_heading())};
+  for (std::size_t i = 0; i < kernel.params.size(); ++i) {
+    const ir::Param& p = kernel.params[i];
+    const std::string binding = dialect.param_binding(i);
+    lines.push_back(fmt::format("  {}{}: {}, as {}", binding.empty() ? "" : binding + " ", p.name,
+                                param_role(p), param_type(p, dialect)));
+  }
+  return lines;
 }
 
 std::string parameter_list(const std::vector<std::string>& declarations) {

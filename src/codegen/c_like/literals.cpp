@@ -23,9 +23,13 @@ std::int64_t const_integer(const ir::Op& c) {
       return static_cast<std::int32_t>(bits);
     case DType::Bool:
       return c.ivalue != 0 ? 1 : 0;
-    default:
+    case DType::U32:
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16:
       return bits;
   }
+  return bits;
 }
 
 std::string integer_literal(DType t, std::int64_t v) {
@@ -46,16 +50,15 @@ std::string f32_literal(float v, const Dialect& dialect) {
 std::string const_literal(const ir::Op& c, const Dialect& dialect, Needs& needs) {
   if (!is_float(c.type)) return integer_literal(c.type, const_integer(c));
   const auto value = static_cast<float>(c.fvalue);
-  switch (c.type) {
-    case DType::F16:
-      return dialect.convert(f32_literal(round_to_f16(value), dialect), DType::F32, DType::F16,
-                             needs);
-    case DType::BF16:
-      return dialect.convert(f32_literal(round_to_bf16(value), dialect), DType::F32, DType::BF16,
-                             needs);
-    default:
-      return f32_literal(value, dialect);
+  if (c.type == DType::F16) {
+    return dialect.convert(f32_literal(round_to_f16(value), dialect), DType::F32, DType::F16,
+                           needs);
   }
+  if (c.type == DType::BF16) {
+    return dialect.convert(f32_literal(round_to_bf16(value), dialect), DType::F32, DType::BF16,
+                           needs);
+  }
+  return f32_literal(value, dialect);
 }
 
 }  // namespace iron::codegen::c_like

@@ -57,21 +57,15 @@ void Values::drop_unused(const std::vector<const ir::Op*>& ops) {
 
 void Values::bind_hazards(const ir::Op& op) {
   auto is_zero = [&](ir::ValueId id) { return info_[id].integer == 0; };
-  switch (op.kind) {
-    case ir::OpKind::Div:
-    case ir::OpKind::Rem:
-      if (!is_float(op.type) && is_zero(op.args[1])) info_[op.args[1]].bound = true;
-      return;
-    case ir::OpKind::Lt:
-    case ir::OpKind::Le:
-    case ir::OpKind::Gt:
-    case ir::OpKind::Ge:
-      if (!is_unsigned_int(info_[op.args[0]].type)) return;
-      for (ir::ValueId a : op.args) info_[a].bound = info_[a].bound || is_zero(a);
-      return;
-    default:
-      return;
+  const ir::OpKind k = op.kind;
+  if (k == ir::OpKind::Div || k == ir::OpKind::Rem) {
+    if (!is_float(op.type) && is_zero(op.args[1])) info_[op.args[1]].bound = true;
+    return;
   }
+  const bool ordering =
+      k == ir::OpKind::Lt || k == ir::OpKind::Le || k == ir::OpKind::Gt || k == ir::OpKind::Ge;
+  if (!ordering || !is_unsigned_int(info_[op.args[0]].type)) return;
+  for (ir::ValueId a : op.args) info_[a].bound = info_[a].bound || is_zero(a);
 }
 
 std::optional<std::string> Values::bound_literal(ir::ValueId id) const {

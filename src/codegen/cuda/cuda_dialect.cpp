@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "../c_like/kernel_abi.hpp"
 #include "iron/core/error.hpp"
 
 namespace iron::codegen::cuda {
@@ -14,6 +15,29 @@ using c_like::Needs;
 using ir::OpKind;
 
 constexpr const char* kFullMask = "0xffffffffu";
+
+/// The warp-level helper of each simd reduction.
+constexpr c_like::Spelling kSimdReductions[] = {
+    {OpKind::SimdSum, "iron_simd_sum"},
+    {OpKind::SimdMax, "iron_simd_max"},
+    {OpKind::SimdMin, "iron_simd_min"},
+    {OpKind::SimdPrefixSum, "iron_simd_prefix_sum"},
+    {OpKind::SimdPrefixExclusiveSum, "iron_simd_prefix_exclusive_sum"},
+};
+
+/// The atomic function of each atomic op on i32 and u32, and of add and exchange on f32.
+constexpr c_like::Spelling kAtomics[] = {
+    {OpKind::AtomicAdd, "atomicAdd"},       {OpKind::AtomicMax, "atomicMax"},
+    {OpKind::AtomicMin, "atomicMin"},       {OpKind::AtomicAnd, "atomicAnd"},
+    {OpKind::AtomicOr, "atomicOr"},         {OpKind::AtomicXor, "atomicXor"},
+    {OpKind::AtomicExchange, "atomicExch"},
+};
+
+/// The prelude helper of f32 atomic max and min, which CUDA lacks.
+constexpr c_like::Spelling kFloatAtomics[] = {
+    {OpKind::AtomicMax, "iron_atomic_max_f32"},
+    {OpKind::AtomicMin, "iron_atomic_min_f32"},
+};
 
 /// `expr` of the float type `from` as an f32 expression.
 std::string to_f32(const std::string& expr, DType from) {
@@ -37,61 +61,33 @@ std::string axis_name(int axis) { return std::string(1, "xyz"[axis]); }
 
 }  // namespace
 
-std::string CudaDialect::type(DType t) const {
-  switch (t) {
-    case DType::F32:
-      return "float";
-    case DType::F16:
-      return "__half";
-    case DType::BF16:
-      return "__nv_bfloat16";
-    case DType::I32:
-      return "int";
-    case DType::U32:
-      return "unsigned int";
-    case DType::U8:
-      return "unsigned char";
-    case DType::I8:
-      return "signed char";
-    case DType::U16:
-      return "unsigned short";
-    case DType::Bool:
-      return "bool";
-  }
-  return "";
+std::string CudaDialect::half_type(DType t) const {
+  return t == DType::F16 ? "__half" : "__nv_bfloat16";
+}
+
+std::string_view CudaDialect::reserved_words() const {
+  return "threadIdx blockIdx blockDim gridDim warpSize half atomicAdd atomicMax atomicMin "
+         "atomicAnd atomicOr atomicXor atomicExch atomicCAS";
 }
 
 std::string CudaDialect::float_bits(std::uint32_t bits) const {
   return fmt::format("__uint_as_float(0x{:08x}u)", bits);
 }
 
-std::string CudaDialect::convert(const std::string& expr, DType from, DType to, Needs&) const {
-  if (to == DType::Bool) {
-    if (is_float(from)) return to_f32(expr, from) + " != 0.0f";
-    return expr + (is_signed_int(from) ? " != 0" : " != 0u");
-  }
+std::string CudaDialect::convert_number(const std::string& expr, DType from, DType to,
+                                        Needs&) const {
   if (is_float(to)) {
     return from_f32(is_float(from) ? to_f32(expr, from) : static_cast_to("float", expr), to);
   }
   if (!is_float(from)) return static_cast_to(type(to), expr);
   // cvt.rzi saturates and turns NaN into 0; narrower types clamp the int result.
   const std::string x = to_f32(expr, from);
-  switch (to) {
-    case DType::I32:
-      return "__float2int_rz(" + x + ")";
-    case DType::U32:
-      return "__float2uint_rz(" + x + ")";
-    case DType::U8:
-      return static_cast_to(type(to), "min(max(__float2int_rz(" + x + "), 0), 255)");
-    case DType::I8:
-      return static_cast_to(type(to), "min(max(__float2int_rz(" + x + "), -128), 127)");
-    default:
-      return static_cast_to(type(to), "min(max(__float2int_rz(" + x + "), 0), 65535)");
-  }
-}
-
-std::string CudaDialect::float_arithmetic(const std::string& expr, DType) const {
-  return expr;  // cuda_fp16 and cuda_bf16 define the operators on __half and __nv_bfloat16
+  if (to == DType::I32) return "__float2int_rz(" + x + ")";
+  if (to == DType::U32) return "__float2uint_rz(" + x + ")";
+  const IntegerRange range = integer_range(to);
+  return static_cast_to(
+      type(to), fmt::format("min(max(__float2int_rz({}), {}), {})", x, static_cast<int>(range.lo),
+                            static_cast<int>(range.hi)));
 }
 
 std::string CudaDialect::bitcast(const std::string& expr, DType from, DType to) const {
@@ -108,52 +104,6 @@ std::string CudaDialect::bitcast(const std::string& expr, DType from, DType to) 
   if (to == DType::F16) return "__ushort_as_half(" + bits + ")";
   if (to == DType::BF16) return "__ushort_as_bfloat16(" + bits + ")";
   return bits;
-}
-
-std::string_view CudaDialect::float_function(OpKind k) const {
-  switch (k) {
-    case OpKind::Sqrt:
-      return "sqrtf";
-    case OpKind::Rsqrt:
-      return "rsqrtf";
-    case OpKind::Exp:
-      return "expf";
-    case OpKind::Exp2:
-      return "exp2f";
-    case OpKind::Log:
-      return "logf";
-    case OpKind::Log2:
-      return "log2f";
-    case OpKind::Sin:
-      return "sinf";
-    case OpKind::Cos:
-      return "cosf";
-    case OpKind::Tanh:
-      return "tanhf";
-    case OpKind::Erf:
-      return "erff";
-    case OpKind::Abs:
-      return "fabsf";
-    case OpKind::Floor:
-      return "floorf";
-    case OpKind::Ceil:
-      return "ceilf";
-    case OpKind::Rem:
-      return "fmodf";
-    case OpKind::Min:
-      return "fminf";
-    case OpKind::Max:
-      return "fmaxf";
-    case OpKind::Pow:
-      return "powf";
-    case OpKind::Atan2:
-      return "atan2f";
-    case OpKind::Fma:
-      return "fmaf";
-    default:
-      IRON_INTERNAL_ASSERT(false, "op without an f32 function");
-  }
-  return "";
 }
 
 std::string CudaDialect::builtin(ir::Builtin b, int axis, Needs& needs) const {
@@ -182,26 +132,7 @@ std::string CudaDialect::builtin(ir::Builtin b, int axis, Needs& needs) const {
 }
 
 std::string CudaDialect::simd_reduce(OpKind k, DType, const std::string& v, Needs& needs) const {
-  std::string helper;
-  switch (k) {
-    case OpKind::SimdSum:
-      helper = "iron_simd_sum";
-      break;
-    case OpKind::SimdMax:
-      helper = "iron_simd_max";
-      break;
-    case OpKind::SimdMin:
-      helper = "iron_simd_min";
-      break;
-    case OpKind::SimdPrefixSum:
-      helper = "iron_simd_prefix_sum";
-      break;
-    case OpKind::SimdPrefixExclusiveSum:
-      helper = "iron_simd_prefix_exclusive_sum";
-      break;
-    default:
-      IRON_INTERNAL_ASSERT(false, "simd reduction expected");
-  }
+  const std::string helper(c_like::spelling_of(k, kSimdReductions));
   needs.helpers.insert(helper);
   return helper + "(" + v + ")";
 }
@@ -215,41 +146,15 @@ std::string CudaDialect::simd_move(OpKind k, DType, const std::string& v, int op
   return fmt::format("{}({}, {}, {})", fn, kFullMask, v, operand);
 }
 
-std::string CudaDialect::simd_read(DType, const std::string& v, const std::string& source,
-                                   Needs& needs) const {
-  needs.helpers.insert("iron_simd_read");
-  return "iron_simd_read(" + v + ", " + source + ")";
-}
-
 std::string CudaDialect::atomic(OpKind k, const Access& a, const std::string& v,
                                 Needs& needs) const {
   IRON_INTERNAL_ASSERT(a.space != c_like::Space::Input, "atomic on an input tensor");
   const std::string address = "&" + a.base + "[" + a.index + "]";
-  std::string fn;
-  switch (k) {
-    case OpKind::AtomicAdd:
-      fn = "atomicAdd";
-      break;
-    case OpKind::AtomicMax:
-      fn = a.type == DType::F32 ? "iron_atomic_max_f32" : "atomicMax";
-      break;
-    case OpKind::AtomicMin:
-      fn = a.type == DType::F32 ? "iron_atomic_min_f32" : "atomicMin";
-      break;
-    case OpKind::AtomicAnd:
-      fn = "atomicAnd";
-      break;
-    case OpKind::AtomicOr:
-      fn = "atomicOr";
-      break;
-    case OpKind::AtomicXor:
-      fn = "atomicXor";
-      break;
-    default:
-      fn = "atomicExch";
-      break;
-  }
-  if (fn.starts_with("iron_")) needs.helpers.insert(fn);
+  const bool float_compare =
+      a.type == DType::F32 && (k == OpKind::AtomicMax || k == OpKind::AtomicMin);
+  const std::string fn(float_compare ? c_like::spelling_of(k, kFloatAtomics)
+                                     : c_like::spelling_of(k, kAtomics));
+  if (float_compare) needs.helpers.insert(fn);
   return fn + "(" + address + ", " + v + ")";
 }
 
@@ -283,6 +188,18 @@ std::vector<std::string> CudaDialect::vector_store(const Access& a,
 
 std::string CudaDialect::extract(const std::string& v, int, int lane) const {
   return fmt::format("{}.v[{}]", v, lane);
+}
+
+std::string CudaDialect::pointer_param(DType t, bool writes) const {
+  return Dialect::pointer_param(t, writes) + " __restrict__";
+}
+
+std::string CudaDialect::launch_comment(const ir::Kernel& kernel) const {
+  const std::string shared =
+      kernel.shared_bytes > 0 ? fmt::format("{} bytes of static shared memory", kernel.shared_bytes)
+                              : "no shared memory";
+  return fmt::format("Launch: one block per threadgroup, at most {} threads each; {}.",
+                     c_like::group_size_bound(kernel), shared);
 }
 
 }  // namespace iron::codegen::cuda

@@ -3,20 +3,15 @@
 
 #include <fmt/format.h>
 
-#include <set>
 #include <string_view>
 #include <vector>
 
-#include "iron/core/error.hpp"
+#include "../c_like/prelude.hpp"
 
 namespace iron::codegen::cuda {
 namespace {
 
-struct Helper {
-  std::string_view name;
-  std::vector<std::string_view> calls;  ///< the helpers it calls, defined before it
-  std::string_view text;
-};
+using c_like::Helper;
 
 /// Every helper, in the order they are emitted (callees first).
 const std::vector<Helper>& helpers() {
@@ -124,15 +119,6 @@ __device__ __forceinline__ float iron_atomic_min_f32(float* address, float value
   return all;
 }
 
-/// `names` with every helper they call, transitively.
-std::set<std::string_view> with_callees(const std::set<std::string>& names) {
-  std::set<std::string_view> out(names.begin(), names.end());
-  for (auto it = helpers().rbegin(); it != helpers().rend(); ++it) {
-    if (out.count(it->name)) out.insert(it->calls.begin(), it->calls.end());
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string cuda_prelude(const c_like::Needs& needs, const CudaDialect& dialect) {
@@ -145,14 +131,7 @@ std::string cuda_prelude(const c_like::Needs& needs, const CudaDialect& dialect)
                           CudaDialect::vector_name(t, lanes), dialect.type(t), lanes);
     }
   }
-  const std::set<std::string_view> used = with_callees(needs.helpers);
-  std::size_t emitted = 0;
-  for (const Helper& h : helpers()) {
-    if (!used.count(h.name)) continue;
-    text += (text.empty() ? "" : "\n") + std::string(h.text);
-    emitted += needs.helpers.count(std::string(h.name));
-  }
-  IRON_INTERNAL_ASSERT(emitted == needs.helpers.size(), "the body calls an unknown CUDA helper");
+  c_like::append_helpers(text, helpers(), needs.helpers, "CUDA");
   return text;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "../c_like/kernel_abi.hpp"
 #include "iron/core/error.hpp"
 
 namespace iron::codegen::msl {
@@ -13,6 +14,15 @@ using c_like::Access;
 using c_like::Needs;
 using c_like::Space;
 using ir::OpKind;
+
+/// The Metal function of each simd reduction.
+constexpr c_like::Spelling kSimdReductions[] = {
+    {OpKind::SimdSum, "simd_sum"},
+    {OpKind::SimdMax, "simd_max"},
+    {OpKind::SimdMin, "simd_min"},
+    {OpKind::SimdPrefixSum, "simd_prefix_inclusive_sum"},
+    {OpKind::SimdPrefixExclusiveSum, "simd_prefix_exclusive_sum"},
+};
 
 std::string to_f32(const std::string& expr, DType from) {
   return from == DType::F32 ? expr : "float(" + expr + ")";
@@ -28,38 +38,34 @@ int part_lanes(int lanes) { return lanes < 4 ? lanes : 4; }
 }  // namespace
 
 std::string MslDialect::type(DType t) const {
-  switch (t) {
-    case DType::F32:
-      return "float";
-    case DType::F16:
-      return "half";
-    case DType::BF16:
-      return "bfloat";
-    case DType::I32:
-      return "int";
-    case DType::U32:
-      return "uint";
-    case DType::U8:
-      return "uchar";
-    case DType::I8:
-      return "char";
-    case DType::U16:
-      return "ushort";
-    case DType::Bool:
-      return "bool";
-  }
-  return "";
+  if (t == DType::U32) return "uint";
+  if (t == DType::U8) return "uchar";
+  if (t == DType::I8) return "char";
+  if (t == DType::U16) return "ushort";
+  return Dialect::type(t);
+}
+
+std::string MslDialect::half_type(DType t) const { return t == DType::F16 ? "half" : "bfloat"; }
+
+std::string MslDialect::float_function(OpKind k) const {
+  if (k == OpKind::Erf) return "iron_erf";         // Metal has no erf: a prelude helper
+  return std::string(c_like::c_math_function(k));  // Metal overloads them on float
+}
+
+std::string_view MslDialect::reserved_words() const {
+  return "kernel vertex fragment device constant threadgroup thread half bfloat uint uchar "
+         "ushort metal as_type clamp simd_sum simd_max simd_min simd_prefix_inclusive_sum "
+         "simd_prefix_exclusive_sum simd_shuffle simd_shuffle_xor simd_shuffle_up "
+         "simd_shuffle_down simd_broadcast threadgroup_barrier mem_flags memory_order_relaxed "
+         "atomic_int atomic_uint atomic_float";
 }
 
 std::string MslDialect::float_bits(std::uint32_t bits) const {
   return fmt::format("as_type<float>(0x{:08x}u)", bits);
 }
 
-std::string MslDialect::convert(const std::string& expr, DType from, DType to, Needs& needs) const {
-  if (to == DType::Bool) {
-    if (is_float(from)) return to_f32(expr, from) + " != 0.0f";
-    return expr + (is_signed_int(from) ? " != 0" : " != 0u");
-  }
+std::string MslDialect::convert_number(const std::string& expr, DType from, DType to,
+                                       Needs& needs) const {
   if (is_float(to)) {
     const std::string f = is_float(from) ? to_f32(expr, from) : "float(" + expr + ")";
     return to == DType::F32 ? f : type(to) + "(" + f + ")";
@@ -73,16 +79,10 @@ std::string MslDialect::convert(const std::string& expr, DType from, DType to, N
   }
   needs.helpers.insert("iron_f32_to_i32");
   std::string i = "iron_f32_to_i32(" + x + ")";
-  switch (to) {
-    case DType::I32:
-      return i;
-    case DType::U8:
-      return "uchar(clamp(" + i + ", 0, 255))";
-    case DType::I8:
-      return "char(clamp(" + i + ", -128, 127))";
-    default:
-      return "ushort(clamp(" + i + ", 0, 65535))";
-  }
+  if (to == DType::I32) return i;
+  const IntegerRange range = integer_range(to);
+  return fmt::format("{}(clamp({}, {}, {}))", type(to), i, static_cast<int>(range.lo),
+                     static_cast<int>(range.hi));
 }
 
 std::string MslDialect::float_arithmetic(const std::string& expr, DType t) const {
@@ -92,52 +92,6 @@ std::string MslDialect::float_arithmetic(const std::string& expr, DType t) const
 
 std::string MslDialect::bitcast(const std::string& expr, DType, DType to) const {
   return "as_type<" + type(to) + ">(" + expr + ")";
-}
-
-std::string_view MslDialect::float_function(OpKind k) const {
-  switch (k) {
-    case OpKind::Sqrt:
-      return "sqrt";
-    case OpKind::Rsqrt:
-      return "rsqrt";
-    case OpKind::Exp:
-      return "exp";
-    case OpKind::Exp2:
-      return "exp2";
-    case OpKind::Log:
-      return "log";
-    case OpKind::Log2:
-      return "log2";
-    case OpKind::Sin:
-      return "sin";
-    case OpKind::Cos:
-      return "cos";
-    case OpKind::Tanh:
-      return "tanh";
-    case OpKind::Erf:
-      return "iron_erf";  // Metal has no erf: a prelude helper
-    case OpKind::Abs:
-      return "fabs";
-    case OpKind::Floor:
-      return "floor";
-    case OpKind::Ceil:
-      return "ceil";
-    case OpKind::Rem:
-      return "fmod";
-    case OpKind::Min:
-      return "fmin";
-    case OpKind::Max:
-      return "fmax";
-    case OpKind::Pow:
-      return "pow";
-    case OpKind::Atan2:
-      return "atan2";
-    case OpKind::Fma:
-      return "fma";
-    default:
-      IRON_INTERNAL_ASSERT(false, "op without an f32 function");
-  }
-  return "";
 }
 
 std::string MslDialect::builtin(ir::Builtin b, int axis, Needs& needs) const {
@@ -169,21 +123,7 @@ std::string MslDialect::builtin(ir::Builtin b, int axis, Needs& needs) const {
 }
 
 std::string MslDialect::simd_reduce(OpKind k, DType, const std::string& v, Needs&) const {
-  switch (k) {
-    case OpKind::SimdSum:
-      return "simd_sum(" + v + ")";
-    case OpKind::SimdMax:
-      return "simd_max(" + v + ")";
-    case OpKind::SimdMin:
-      return "simd_min(" + v + ")";
-    case OpKind::SimdPrefixSum:
-      return "simd_prefix_inclusive_sum(" + v + ")";
-    case OpKind::SimdPrefixExclusiveSum:
-      return "simd_prefix_exclusive_sum(" + v + ")";
-    default:
-      IRON_INTERNAL_ASSERT(false, "simd reduction expected");
-  }
-  return "";
+  return std::string(c_like::spelling_of(k, kSimdReductions)) + "(" + v + ")";
 }
 
 std::string MslDialect::simd_move(OpKind k, DType, const std::string& v, int operand,
@@ -194,12 +134,6 @@ std::string MslDialect::simd_move(OpKind k, DType, const std::string& v, int ope
                    : k == OpKind::SimdBroadcast   ? "simd_broadcast"
                                                   : "simd_shuffle";
   return fmt::format("{}({}, {})", fn, v, operand);
-}
-
-std::string MslDialect::simd_read(DType, const std::string& v, const std::string& source,
-                                  Needs& needs) const {
-  needs.helpers.insert("iron_simd_read");
-  return "iron_simd_read(" + v + ", " + source + ")";
 }
 
 std::string MslDialect::atomic(OpKind k, const Access& a, const std::string& v,
@@ -282,5 +216,27 @@ std::string MslDialect::extract(const std::string& v, int lanes, int lane) const
   if (lanes <= 4) return fmt::format("{}[{}]", v, lane);
   return fmt::format("{}.part[{}][{}]", v, lane / 4, lane % 4);
 }
+
+std::string MslDialect::pointer_param(DType t, bool writes) const {
+  return "device " + Dialect::pointer_param(t, writes);
+}
+
+std::string MslDialect::value_param(DType carrier) const {
+  return "constant " + type(carrier) + "&";
+}
+
+std::string MslDialect::param_binding(std::size_t index) const {
+  return fmt::format("[[buffer({})]]", index);
+}
+
+std::string MslDialect::launch_comment(const ir::Kernel& kernel) const {
+  const std::string shared =
+      kernel.shared_bytes > 0 ? fmt::format("{} bytes of threadgroup memory", kernel.shared_bytes)
+                              : "no threadgroup memory";
+  return fmt::format("Dispatch: threadgroups of at most {} threads; {}.",
+                     c_like::group_size_bound(kernel), shared);
+}
+
+std::string_view MslDialect::parameters_heading() const { return "Buffers"; }
 
 }  // namespace iron::codegen::msl

@@ -1,4 +1,5 @@
-/// Metal Shading Language spellings for the C-like emitter core (Metal 3.0 and newer).
+/// Metal Shading Language spellings for the C-like emitter core (Metal 3.0 and newer): where
+/// Metal differs from the C++ defaults, and what C++ has no spelling for.
 #pragma once
 
 #include "../c_like/dialect.hpp"
@@ -8,18 +9,18 @@ namespace iron::codegen::msl {
 class MslDialect final : public c_like::Dialect {
  public:
   std::string type(DType t) const override;
+  std::string half_type(DType t) const override;
+  std::string float_function(ir::OpKind k) const override;
+  std::string_view reserved_words() const override;
   std::string float_bits(std::uint32_t bits) const override;
-  std::string convert(const std::string& expr, DType from, DType to,
-                      c_like::Needs& needs) const override;
+  std::string convert_number(const std::string& expr, DType from, DType to,
+                             c_like::Needs& needs) const override;
   std::string float_arithmetic(const std::string& expr, DType t) const override;
   std::string bitcast(const std::string& expr, DType from, DType to) const override;
-  std::string_view float_function(ir::OpKind k) const override;
   std::string builtin(ir::Builtin b, int axis, c_like::Needs& needs) const override;
   std::string simd_reduce(ir::OpKind k, DType t, const std::string& v,
                           c_like::Needs& needs) const override;
   std::string simd_move(ir::OpKind k, DType t, const std::string& v, int operand,
-                        c_like::Needs& needs) const override;
-  std::string simd_read(DType t, const std::string& v, const std::string& source,
                         c_like::Needs& needs) const override;
   std::string atomic(ir::OpKind k, const c_like::Access& a, const std::string& v,
                      c_like::Needs& needs) const override;
@@ -31,6 +32,11 @@ class MslDialect final : public c_like::Dialect {
                                         const std::vector<std::string>& values,
                                         c_like::Needs& needs) const override;
   std::string extract(const std::string& v, int lanes, int lane) const override;
+  std::string pointer_param(DType t, bool writes) const override;
+  std::string value_param(DType carrier) const override;
+  std::string param_binding(std::size_t index) const override;
+  std::string launch_comment(const ir::Kernel& kernel) const override;
+  std::string_view parameters_heading() const override;
 
   /// Metal's own vector type of up to 4 lanes ("half4"), or the struct of 4-lane parts that
   /// holds 8 or 16 ("iron_f16x8").

@@ -4,21 +4,15 @@
 
 #include <fmt/format.h>
 
-#include <ranges>
-#include <set>
 #include <string_view>
 #include <vector>
 
-#include "iron/core/error.hpp"
+#include "../c_like/prelude.hpp"
 
 namespace iron::codegen::msl {
 namespace {
 
-struct Helper {
-  std::string name;
-  std::vector<std::string> calls;  ///< the helpers it calls, defined before it
-  std::string text;
-};
+using c_like::Helper;
 
 /// An f32 atomic `op` ("add", "max" or "min") on `space` memory by compare-and-swap.
 Helper float_atomic(std::string_view op, std::string_view space) {
@@ -126,15 +120,6 @@ T iron_simd_read(T v, uint source) {
   return all;
 }
 
-/// `names` with every helper they call, transitively.
-std::set<std::string> with_callees(const std::set<std::string>& names) {
-  std::set<std::string> out = names;
-  for (const Helper& h : std::views::reverse(helpers())) {
-    if (out.contains(h.name)) out.insert(h.calls.begin(), h.calls.end());
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string msl_prelude(const c_like::Needs& needs, const MslDialect& dialect) {
@@ -146,14 +131,7 @@ std::string msl_prelude(const c_like::Needs& needs, const MslDialect& dialect) {
                           dialect.vector_name(t, 4), lanes / 4);
     }
   }
-  const std::set<std::string> used = with_callees(needs.helpers);
-  std::size_t emitted = 0;
-  for (const Helper& h : helpers()) {
-    if (!used.contains(h.name)) continue;
-    text += (text.empty() ? "" : "\n") + h.text;
-    emitted += needs.helpers.count(h.name);
-  }
-  IRON_INTERNAL_ASSERT(emitted == needs.helpers.size(), "the body calls an unknown MSL helper");
+  c_like::append_helpers(text, helpers(), needs.helpers, "MSL");
   return text;
 }
 
