@@ -14,8 +14,8 @@
 
 #include "bench_report.hpp"
 #include "commands.hpp"
+#include "iron/bench/runner.hpp"
 #include "iron/core/error.hpp"
-#include "iron/testing/bench_runner.hpp"
 #include "kernel_selection.hpp"
 
 namespace iron::cli {
@@ -31,14 +31,14 @@ struct BenchOptions {
 };
 
 struct BenchSelection {
-  const testing::BenchCase* bench;
+  const bench::BenchCase* bench;
   DType dtype;
 };
 
 std::vector<BenchSelection> select_benches(const BenchOptions& o) {
   const std::regex filter = filter_regex(o.filter);
   std::vector<BenchSelection> selected;
-  for (const auto& bench : testing::registered_benches()) {
+  for (const auto& bench : bench::registered_benches()) {
     if (!std::regex_search(bench.name, filter)) continue;
     for (DType d : bench.dtypes) {
       if (o.dtype.empty() || dtype_name(d) == o.dtype) selected.push_back({&bench, d});
@@ -55,7 +55,7 @@ std::vector<BenchSelection> select_benches(const BenchOptions& o) {
 int dry_run(const std::vector<BenchSelection>& selected) {
   int failed = 0;
   for (const auto& s : selected) {
-    const std::string problem = testing::check_bench_setup(*s.bench, s.dtype);
+    const std::string problem = bench::check_bench_setup(*s.bench, s.dtype);
     fmt::print("{:<44} {:<5} {}\n", s.bench->name, dtype_name(s.dtype),
                problem.empty() ? "ok" : "FAILED: " + problem);
     failed += problem.empty() ? 0 : 1;
@@ -74,7 +74,7 @@ std::string utc_now() {
 }
 
 int measure(const BenchOptions& o, const std::vector<BenchSelection>& selected) {
-  runtime::BenchDevice device;
+  bench::BenchDevice device;
   BenchRun run;
   run.device = device.name();
   run.date = utc_now();
@@ -83,14 +83,14 @@ int measure(const BenchOptions& o, const std::vector<BenchSelection>& selected) 
   if (!o.no_ceilings) {
     fmt::print(stderr, "measuring the ceilings on {} (1 GiB copy, cuBLAS bf16 8192^3)...\n",
                run.device);
-    run.ceilings = testing::measure_ceilings(device, o.repeat);
+    run.ceilings = bench::measure_ceilings(device, o.repeat);
   }
   int failed = 0;
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const auto& s = selected[i];
     fmt::print(stderr, "[{}/{}] {} {} ", i + 1, selected.size(), s.bench->name,
                dtype_name(s.dtype));
-    testing::BenchResult r = testing::run_bench(*s.bench, s.dtype, device, o.repeat);
+    bench::BenchResult r = bench::run_bench(*s.bench, s.dtype, device, o.repeat);
     if (r.error.empty()) {
       fmt::print(stderr, "{:.1f} us, {:.0f} GB/s\n", r.iron.us.median, r.iron.gbps);
     } else {

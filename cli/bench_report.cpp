@@ -6,7 +6,7 @@
 namespace iron::cli {
 namespace {
 
-nlohmann::json timing_json(const testing::BenchTiming& t) {
+nlohmann::json timing_json(const bench::BenchTiming& t) {
   return {{"median_us", t.us.median},
           {"min_us", t.us.min},
           {"max_us", t.us.max},

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "iron/testing/bench_runner.hpp"
+#include "iron/bench/runner.hpp"
 
 namespace iron::cli {
 
@@ -15,8 +15,8 @@ struct BenchRun {
   std::string date;    ///< UTC, ISO 8601
   std::string commit;  ///< $IRON_COMMIT, set by the bench scripts; empty when unknown
   int repeat = 0;
-  std::optional<testing::Ceilings> ceilings;
-  std::vector<testing::BenchResult> results;
+  std::optional<bench::Ceilings> ceilings;
+  std::vector<bench::BenchResult> results;
 };
 
 /// One row per bench: median µs (min–max), GB/s, TFLOP/s, % of the copy ceiling, and the

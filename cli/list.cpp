@@ -1,5 +1,7 @@
-/// `iron list [kernels|tests|benches]`: the registered kernels, kernel tests and benches.
+/// `iron list [kernels|tests|benches|targets]`: the registered kernels, kernel tests and benches,
+/// and the emitting targets with their profiles.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
@@ -7,9 +9,10 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "iron/bench/registry.hpp"
+#include "iron/codegen/targets.hpp"
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
-#include "iron/testing/bench_registry.hpp"
 #include "iron/testing/registry.hpp"
 #include "kernel_params.hpp"
 
@@ -65,10 +68,21 @@ void list_tests() {
 
 void list_benches() {
   std::vector<Row> rows;
-  for (const auto& b : testing::registered_benches()) {
+  for (const auto& b : bench::registered_benches()) {
     rows.push_back({b.name, dtype_names(b.dtypes), format_loc(b.loc), ""});
   }
   print_rows("benches", rows);
+}
+
+void list_targets() {
+  std::vector<Row> rows;
+  for (const codegen::Target& t : codegen::targets()) {
+    rows.push_back({std::string(t.name), std::string(t.extension),
+                    fmt::format("{}; profiles {} (default {})", t.language,
+                                fmt::join(t.listed_profiles, ", "), t.default_profile),
+                    ""});
+  }
+  print_rows("targets", rows);
 }
 
 }  // namespace
@@ -77,11 +91,12 @@ Command add_list_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "list",
       "List the registered kernels (with their dtypes and source location, and with --params "
-      "their parameters), kernel tests and benches (with the dtypes they run with)");
+      "their parameters), kernel tests and benches (with the dtypes they run with), and the "
+      "targets code is emitted for (with their file extension, language and profiles)");
   auto what = std::make_shared<std::string>("all");
   auto params = std::make_shared<bool>(false);
-  cmd->add_option("what", *what, "kernels, tests, benches, or all (the default)")
-      ->check(CLI::IsMember({"kernels", "tests", "benches", "all"}));
+  cmd->add_option("what", *what, "kernels, tests, benches, targets, or all (the default)")
+      ->check(CLI::IsMember({"kernels", "tests", "benches", "targets", "all"}));
   cmd->add_flag("--params", *params,
                 "Under each kernel, its parameters: kind, name and dtype (T: the kernel's float "
                 "type, set by --dtype)");
@@ -89,6 +104,7 @@ Command add_list_command(CLI::App& app) {
             if (*what == "all" || *what == "kernels") list_kernels(*params);
             if (*what == "all" || *what == "tests") list_tests();
             if (*what == "all" || *what == "benches") list_benches();
+            if (*what == "all" || *what == "targets") list_targets();
             return 0;
           }};
 }

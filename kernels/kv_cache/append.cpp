@@ -20,8 +20,6 @@
 /// threads in the grid). Best: new_tokens · heads · head_dim threads.
 #include <algorithm>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 #include <numeric>
 #include <random>
 
@@ -47,6 +45,15 @@ IRON_KERNEL(iron_kv_append, (Tensor<T> k, Tensor<T> v, Tensor<u32> positions, In
     store(v_cache[index], load(v[i]));
   }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -109,12 +116,12 @@ std::vector<std::uint32_t> scattered_positions(std::size_t count, std::size_t ma
 }
 
 /// A prefill chunk appended after `start` cached tokens: positions start .. start + new_tokens.
-testing::BenchSetup kv_append_bench(const KvShape& s, std::uint32_t start, DType dt) {
+bench::BenchSetup kv_append_bench(const KvShape& s, std::uint32_t start, DType dt) {
   const std::size_t fresh = s.new_tokens * s.heads * s.head_dim;
   const std::size_t cached = s.heads * s.max_seq * s.head_dim;
   std::vector<std::uint32_t> pos(s.new_tokens);
   std::iota(pos.begin(), pos.end(), start);
-  return testing::BenchSetup("iron_kv_append", dt)
+  return bench::BenchSetup("iron_kv_append", dt)
       .random("k", fresh)
       .random("v", fresh)
       .input_u32("positions", pos)
@@ -160,3 +167,4 @@ IRON_BENCH(iron_kv_append, prefill4k_cache8k, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

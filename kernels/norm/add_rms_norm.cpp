@@ -25,8 +25,6 @@
 /// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -58,6 +56,15 @@ IRON_KERNEL(iron_add_rms_norm, (Tensor<T> inp, Tensor<T> residual, Tensor<T> wei
     store(out[base + j], cast<T>(cast<f32>(s) * inv_rms * cast<f32>(load(weight[j]))));
   }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -104,9 +111,9 @@ testing::TestSetup add_rms_norm_setup(std::size_t rows, std::size_t n, std::uint
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
 
-testing::BenchSetup add_rms_norm_bench(std::size_t rows, std::size_t n, DType dt) {
+bench::BenchSetup add_rms_norm_bench(std::size_t rows, std::size_t n, DType dt) {
   const std::size_t row_bytes = rows * n * dtype_size(dt);
-  return testing::BenchSetup("iron_add_rms_norm", dt)
+  return bench::BenchSetup("iron_add_rms_norm", dt)
       .random("inp", rows * n)
       .random("residual", rows * n)
       .random("weight", n, 0.5f, 1.5f)
@@ -148,3 +155,4 @@ IRON_BENCH(iron_add_rms_norm, rows16k_n4k, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

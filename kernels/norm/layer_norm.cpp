@@ -28,8 +28,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 #include "../primitives/mean_var.hpp"
 
@@ -66,6 +64,15 @@ IRON_KERNEL(iron_layer_norm_bias, (Tensor<T> inp, Tensor<T> weight, Tensor<T> bi
     store(out[base + j], cast<T>(fma(v, cast<f32>(load(weight[j])), cast<f32>(load(bias[j])))));
   }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -165,10 +172,10 @@ std::uint32_t bench_group_size(std::size_t n, DType dt) {
   return static_cast<std::uint32_t>(std::clamp<std::size_t>(n * dtype_size(dt) / 64, 32, 1024));
 }
 
-testing::BenchSetup layer_norm_bench(bool with_bias, std::size_t rows, std::size_t n, DType dt) {
+bench::BenchSetup layer_norm_bench(bool with_bias, std::size_t rows, std::size_t n, DType dt) {
   const std::size_t row_bytes = rows * n * dtype_size(dt);
   const std::size_t params = (with_bias ? 2 : 1) * n * dtype_size(dt);
-  auto bench = testing::BenchSetup(with_bias ? "iron_layer_norm_bias" : "iron_layer_norm", dt);
+  auto bench = bench::BenchSetup(with_bias ? "iron_layer_norm_bias" : "iron_layer_norm", dt);
   bench.random("inp", rows * n).random("weight", n, 0.5f, 1.5f);
   if (with_bias) bench.random("bias", n);
   return bench.output("out", rows * n)
@@ -230,3 +237,4 @@ IRON_BENCH(iron_layer_norm_bias, rows16k_n4k, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

@@ -20,8 +20,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -49,6 +47,15 @@ IRON_KERNEL(iron_rms_norm,
     store(out[base + j], cast<T>(v));
   }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -114,8 +121,8 @@ IRON_TEST(iron_rms_norm, large_magnitude, F32, F16, BF16) {
 namespace iron::kernels {
 namespace {
 
-testing::BenchSetup rms_norm_bench(std::size_t rows, std::size_t n, DType dt) {
-  return testing::BenchSetup("iron_rms_norm", dt)
+bench::BenchSetup rms_norm_bench(std::size_t rows, std::size_t n, DType dt) {
+  return bench::BenchSetup("iron_rms_norm", dt)
       .random("inp", rows * n)
       .random("weight", n, 0.5f, 1.5f)
       .output("out", rows * n)
@@ -136,3 +143,4 @@ IRON_BENCH(iron_rms_norm, rows16384_n4096, F32, F16, BF16) {
   return rms_norm_bench(16384, 4096, dt);
 }
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

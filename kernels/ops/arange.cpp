@@ -11,8 +11,6 @@
 /// Elementwise: `ceil(n / tpg)` groups of `tpg` threads; threads past `n` do nothing.
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -25,6 +23,15 @@ IRON_KERNEL(iron_arange,
   auto i = program_id<0>();
   IRON_IF(i < n) { store(out[i], cast<T>(start + cast<f32>(i) * step)); }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -53,7 +60,7 @@ testing::TestSetup arange_setup(std::size_t n, float start, float step, DType dt
 
 IRON_BENCH(iron_arange, n64m, F32, BF16) {
   const std::size_t n = std::size_t{1} << 26;
-  return testing::BenchSetup("iron_arange", dt)
+  return bench::BenchSetup("iron_arange", dt)
       .output("out", n)
       .constant("start", 0.0)
       .constant("step", 1.0)
@@ -71,3 +78,4 @@ IRON_TEST(iron_arange, negative_step, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

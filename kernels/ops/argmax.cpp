@@ -24,8 +24,6 @@
 #include <array>
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 #include <limits>
 
 namespace iron::kernels {
@@ -71,6 +69,15 @@ IRON_KERNEL(iron_argmax, (Tensor<T> inp, Out<T> values, Out<u32> indices, Conste
   }
 }
 
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
+
 namespace {
 
 /// The definition: the first position of the row's maximum.
@@ -111,8 +118,8 @@ std::vector<float> tied_values(std::size_t count, int levels, testing::Rng& rng)
   return x;
 }
 
-testing::BenchSetup argmax_bench(std::size_t rows, std::size_t n, DType dt) {
-  return testing::BenchSetup("iron_argmax", dt)
+bench::BenchSetup argmax_bench(std::size_t rows, std::size_t n, DType dt) {
+  return bench::BenchSetup("iron_argmax", dt)
       .random("inp", rows * n)
       .output("values", rows)
       .output("indices", rows)
@@ -155,3 +162,4 @@ IRON_TEST(iron_argmax, single_element_rows, F32, F16, BF16) {
 IRON_BENCH(iron_argmax, rows4096_n32768, F32, F16, BF16) { return argmax_bench(4096, 32768, dt); }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

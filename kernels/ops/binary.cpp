@@ -19,10 +19,6 @@
 /// threads, each striding over the row by the group size. The vectorizer turns both loops into
 /// 16-byte accesses when n allows.
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
-
-#include "elementwise_oracle.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -96,6 +92,17 @@ IRON_KERNEL(iron_mul_row, (Tensor<T> a, Tensor<T> b, Out<T> out, Constexpr<u32> 
 IRON_KERNEL(iron_div_row, (Tensor<T> a, Tensor<T> b, Out<T> out, Constexpr<u32> n)) {
   binary_row<BinaryOp::Div>(a, b, out, n);
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+#include "elementwise_oracle.hpp"
+
+namespace iron::kernels {
 
 namespace {
 
@@ -183,9 +190,9 @@ testing::TestSetup row_setup(BinaryOp op, std::size_t rows, std::size_t n, std::
   return binary_setup(op, true, rows, n, a, b, {{static_cast<std::uint32_t>(rows)}, {tpg}}, dt);
 }
 
-testing::BenchSetup same_shape_bench(BinaryOp op, std::size_t n, DType dt) {
+bench::BenchSetup same_shape_bench(BinaryOp op, std::size_t n, DType dt) {
   const std::size_t bytes = n * dtype_size(dt);
-  return testing::BenchSetup(kernel_name(op, false), dt)
+  return bench::BenchSetup(kernel_name(op, false), dt)
       .random("a", n)
       .random("b", n, 0.5f, 2.0f)
       .output("out", n)
@@ -196,8 +203,8 @@ testing::BenchSetup same_shape_bench(BinaryOp op, std::size_t n, DType dt) {
       .peer(op_name(op), {{"n", static_cast<double>(n)}});
 }
 
-testing::BenchSetup row_bench(BinaryOp op, std::size_t rows, std::size_t n, DType dt) {
-  return testing::BenchSetup(kernel_name(op, true), dt)
+bench::BenchSetup row_bench(BinaryOp op, std::size_t rows, std::size_t n, DType dt) {
+  return bench::BenchSetup(kernel_name(op, true), dt)
       .random("a", rows * n)
       .random("b", n, 0.5f, 2.0f)
       .output("out", rows * n)
@@ -282,8 +289,6 @@ IRON_TEST(iron_div_row, ragged_rows, F32, F16, BF16) {
   return row_setup(BinaryOp::Div, 3, 999, 64, dt, rng);
 }
 
-#undef F32, F16, BF16
-
 IRON_BENCH(iron_add, n64m, F32, F16, BF16) {
   return same_shape_bench(BinaryOp::Add, std::size_t{1} << 26, dt);
 }
@@ -311,3 +316,4 @@ IRON_BENCH(iron_div_row, rows16384_n4096, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

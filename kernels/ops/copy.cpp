@@ -11,8 +11,6 @@
 /// Elementwise, grid-stride: any grid; thread t handles i = t, t + T, … (T = threads in the
 /// grid). The vectorizer turns the loop into 16-byte accesses when n allows.
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -24,6 +22,15 @@ IRON_KERNEL(iron_copy, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
   layout(out, "[n]");
   for (auto i : range(global_id<0>(), n, grid_threads<0>())) store(out[i], load(inp[i]));
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -49,10 +56,10 @@ extern "C" __global__ void reference_copy(const uint4* __restrict__ in, uint4* _
 }
 )";
 
-testing::BenchSetup copy_bench(std::size_t n, DType dt) {
+bench::BenchSetup copy_bench(std::size_t n, DType dt) {
   const std::size_t bytes = n * dtype_size(dt);
   const auto vectors = static_cast<std::uint32_t>(bytes / 16);
-  return testing::BenchSetup("iron_copy", dt)
+  return bench::BenchSetup("iron_copy", dt)
       .random("inp", n)
       .output("out", n)
       .constant("n", static_cast<double>(n))
@@ -62,7 +69,7 @@ testing::BenchSetup copy_bench(std::size_t n, DType dt) {
       .reference({"hand-written CUDA",
                   kCopyReference,
                   "reference_copy",
-                  {"inp", "out", testing::u32_arg(vectors)},
+                  {"inp", "out", bench::u32_arg(vectors)},
                   runtime::Grid::elementwise(vectors, 256),
                   {0.0, 0.0}});
 }
@@ -85,3 +92,4 @@ IRON_BENCH(iron_copy, n64m, F32, F16, BF16) { return copy_bench(std::size_t{1} <
 IRON_BENCH(iron_copy, n256m, F32) { return copy_bench(std::size_t{1} << 28, dt); }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

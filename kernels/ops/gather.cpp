@@ -20,8 +20,6 @@
 /// over the row by tpg. vocab ≥ 1.
 #include <algorithm>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -43,6 +41,15 @@ IRON_KERNEL(iron_gather, (Tensor<T> table, Tensor<u32> idx, Out<T> out, Constexp
     store(out[to + j], select(valid, load(table[from + j]), zero));
   }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -72,8 +79,8 @@ testing::TestSetup gather_setup(const std::vector<std::uint32_t>& idx, std::size
       .grid_rows(static_cast<std::uint32_t>(idx.size()), tpg);
 }
 
-testing::BenchSetup gather_bench(std::size_t rows, std::size_t vocab, std::size_t dim, DType dt) {
-  return testing::BenchSetup("iron_gather", dt)
+bench::BenchSetup gather_bench(std::size_t rows, std::size_t vocab, std::size_t dim, DType dt) {
+  return bench::BenchSetup("iron_gather", dt)
       .random("table", vocab * dim)
       .random_u32("idx", rows, 0, static_cast<std::uint32_t>(vocab))
       .output("out", rows * dim)
@@ -110,3 +117,4 @@ IRON_BENCH(iron_gather, rows8192_vocab128256_dim4096, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

@@ -23,8 +23,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 #include "../primitives/row_stats.hpp"
 
@@ -44,6 +42,15 @@ IRON_KERNEL(iron_log_softmax, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
     store(out[base + j], cast<T>((cast<f32>(load(inp[base + j])) - stats.max) - log_sum));
   }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -80,9 +87,9 @@ testing::TestSetup log_softmax_setup(std::size_t rows, std::size_t n, std::uint3
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
 
-testing::BenchSetup log_softmax_bench(std::size_t rows, std::size_t n, DType dt) {
+bench::BenchSetup log_softmax_bench(std::size_t rows, std::size_t n, DType dt) {
   const std::size_t bytes = rows * n * dtype_size(dt);
-  return testing::BenchSetup("iron_log_softmax", dt)
+  return bench::BenchSetup("iron_log_softmax", dt)
       .random("inp", rows * n, -4.0f, 4.0f)
       .output("out", rows * n)
       .constant("n", static_cast<double>(n))
@@ -121,3 +128,4 @@ IRON_BENCH(iron_log_softmax, rows16384_n4096, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

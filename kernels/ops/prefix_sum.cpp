@@ -23,8 +23,6 @@
 /// 32 ≤ tpg ≤ 1024. Any n ≥ 1.
 #include <algorithm>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -61,6 +59,15 @@ IRON_KERNEL(iron_prefix_sum, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
   }
 }
 
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
+
 namespace {
 
 /// The definition, in double.
@@ -90,8 +97,8 @@ testing::TestSetup prefix_sum_setup(std::size_t rows, std::size_t n, std::uint32
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
 
-testing::BenchSetup prefix_sum_bench(std::size_t rows, std::size_t n, DType dt) {
-  return testing::BenchSetup("iron_prefix_sum", dt)
+bench::BenchSetup prefix_sum_bench(std::size_t rows, std::size_t n, DType dt) {
+  return bench::BenchSetup("iron_prefix_sum", dt)
       .random("inp", rows * n)
       .output("out", rows * n)
       .constant("n", static_cast<double>(n))
@@ -131,3 +138,4 @@ IRON_BENCH(iron_prefix_sum, rows16384_n4096, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

@@ -19,8 +19,6 @@
 /// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg; thread 0 stores.
 #include <algorithm>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -54,6 +52,15 @@ IRON_KERNEL_TEMPLATE(iron_row_reduce, (RowReduce OP),
 IRON_KERNEL_VARIANT(iron_row_reduce, sum, RowReduce::Sum);
 IRON_KERNEL_VARIANT(iron_row_reduce, max, RowReduce::Max);
 IRON_KERNEL_VARIANT(iron_row_reduce, min, RowReduce::Min);
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -95,10 +102,10 @@ testing::TestSetup row_reduce_setup(RowReduce op, std::size_t rows, std::size_t 
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
 
-testing::BenchSetup row_reduce_bench(RowReduce op, std::size_t rows, std::size_t n, DType dt) {
+bench::BenchSetup row_reduce_bench(RowReduce op, std::size_t rows, std::size_t n, DType dt) {
   const char* peer =
       op == RowReduce::Sum ? "row_sum" : (op == RowReduce::Max ? "row_max" : "row_min");
-  return testing::BenchSetup(kernel_name(op), dt)
+  return bench::BenchSetup(kernel_name(op), dt)
       .random("inp", rows * n)
       .output("out", rows)
       .constant("n", static_cast<double>(n))
@@ -158,3 +165,4 @@ IRON_BENCH(iron_row_reduce_min, rows16384_n4096, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

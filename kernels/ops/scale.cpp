@@ -12,8 +12,6 @@
 /// Elementwise, grid-stride: any grid; thread t handles i = t, t + T, … (T = threads in the
 /// grid). The vectorizer turns the loop into 16-byte accesses when n allows.
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -27,6 +25,15 @@ IRON_KERNEL(iron_scale, (Tensor<T> inp, Out<T> out, Constexpr<f32> alpha, Conste
     store(out[i], cast<T>(cast<f32>(load(inp[i])) * alpha));
   }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -44,9 +51,9 @@ testing::TestSetup scale_setup(std::size_t n, float alpha, DType dt, testing::Rn
       .grid_1d(n, 256);
 }
 
-testing::BenchSetup scale_bench(std::size_t n, DType dt) {
+bench::BenchSetup scale_bench(std::size_t n, DType dt) {
   const std::size_t bytes = n * dtype_size(dt);
-  return testing::BenchSetup("iron_scale", dt)
+  return bench::BenchSetup("iron_scale", dt)
       .random("inp", n)
       .output("out", n)
       .constant("alpha", 2.5)
@@ -67,3 +74,4 @@ IRON_TEST(iron_scale, zero_alpha_ragged, F32, F16, BF16) { return scale_setup(77
 IRON_BENCH(iron_scale, n64m, F32, F16, BF16) { return scale_bench(std::size_t{1} << 26, dt); }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

@@ -20,8 +20,6 @@
 /// over the row by tpg.
 #include <algorithm>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 #include <numeric>
 
 namespace iron::kernels {
@@ -44,6 +42,15 @@ IRON_KERNEL(iron_scatter_rows, (Tensor<T> src, Tensor<u32> idx, Out<T> out, Cons
     }
   }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -85,10 +92,9 @@ testing::TestSetup scatter_setup(const std::vector<std::uint32_t>& idx, std::siz
       .grid_rows(static_cast<std::uint32_t>(idx.size()), tpg);
 }
 
-testing::BenchSetup scatter_bench(std::size_t rows, std::size_t out_rows, std::size_t dim,
-                                  DType dt) {
+bench::BenchSetup scatter_bench(std::size_t rows, std::size_t out_rows, std::size_t dim, DType dt) {
   testing::Rng rng(7);
-  return testing::BenchSetup("iron_scatter_rows", dt)
+  return bench::BenchSetup("iron_scatter_rows", dt)
       .random("src", rows * dim)
       .input_u32("idx", distinct_rows(rows, out_rows, rng))
       .output("out", out_rows * dim)
@@ -127,3 +133,4 @@ IRON_BENCH(iron_scatter_rows, rows8192_of16384_dim4096, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

@@ -21,8 +21,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 #include "../primitives/row_stats.hpp"
 
@@ -41,6 +39,15 @@ IRON_KERNEL(iron_softmax, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
     store(out[base + j], cast<T>(exp(cast<f32>(load(inp[base + j])) - stats.max) * inv_sum));
   }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -77,10 +84,10 @@ testing::TestSetup softmax_setup(std::size_t rows, std::size_t n, std::uint32_t 
 
 /// One group per row; tpg chosen so each thread handles four 16-byte vectors of the row (small
 /// groups keep more rows in flight per multiprocessor; see bench/NOTES.md).
-testing::BenchSetup softmax_bench(std::size_t rows, std::size_t n, DType dt) {
+bench::BenchSetup softmax_bench(std::size_t rows, std::size_t n, DType dt) {
   const std::size_t vectors = n * dtype_size(dt) / 16;
   const auto tpg = static_cast<std::uint32_t>(std::clamp<std::size_t>(vectors / 4, 32, 1024));
-  return testing::BenchSetup("iron_softmax", dt)
+  return bench::BenchSetup("iron_softmax", dt)
       .random("inp", rows * n, -4.0f, 4.0f)
       .output("out", rows * n)
       .constant("n", static_cast<double>(n))
@@ -119,3 +126,4 @@ IRON_BENCH(iron_softmax, rows16384_n4096, BF16) { return softmax_bench(16384, 40
 IRON_BENCH(iron_softmax, rows32768_n1024, F32, BF16) { return softmax_bench(32768, 1024, dt); }
 IRON_BENCH(iron_softmax, rows1024_n32768, BF16) { return softmax_bench(1024, 32768, dt); }
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

@@ -20,11 +20,8 @@
 /// grid). The vectorizer turns the loop into 16-byte accesses when n allows.
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 #include "../primitives/activation.hpp"
-#include "elementwise_oracle.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -39,6 +36,17 @@ IRON_KERNEL(iron_swiglu, (Tensor<T> a, Tensor<T> b, Out<T> out, Constexpr<u32> n
     store(out[i], cast<T>(silu(cast<f32>(load(a[i]))) * cast<f32>(load(b[i]))));
   }
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+#include "elementwise_oracle.hpp"
+
+namespace iron::kernels {
 
 namespace {
 
@@ -68,9 +76,9 @@ testing::TestSetup swiglu_setup(std::size_t n, float a_spread, float b_spread, s
       .grid({{groups}, {tpg}});
 }
 
-testing::BenchSetup swiglu_bench(std::size_t n, DType dt) {
+bench::BenchSetup swiglu_bench(std::size_t n, DType dt) {
   const std::size_t bytes = n * dtype_size(dt);
-  return testing::BenchSetup("iron_swiglu", dt)
+  return bench::BenchSetup("iron_swiglu", dt)
       .random("a", n, -4.0f, 4.0f)
       .random("b", n)
       .output("out", n)
@@ -101,3 +109,4 @@ IRON_TEST(iron_swiglu, single_element, F32, F16, BF16) {
 IRON_BENCH(iron_swiglu, n64m, F32, F16, BF16) { return swiglu_bench(std::size_t{1} << 26, dt); }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

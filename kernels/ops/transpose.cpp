@@ -18,8 +18,6 @@
 /// `inp`), `tpg` threads with tpg a multiple of 32, 32 ≤ tpg ≤ 1024: simdgroup s handles tile
 /// rows s, s + tpg / 32, …
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -57,6 +55,15 @@ IRON_KERNEL(iron_transpose, (Tensor<T> inp, Out<T> out, Constexpr<u32> rows, Con
   }
 }
 
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
+
 namespace {
 
 /// The definition.
@@ -88,8 +95,8 @@ testing::TestSetup transpose_setup(std::size_t rows, std::size_t cols, std::uint
       .grid(tile_grid(rows, cols, tpg));
 }
 
-testing::BenchSetup transpose_bench(std::size_t rows, std::size_t cols, DType dt) {
-  return testing::BenchSetup("iron_transpose", dt)
+bench::BenchSetup transpose_bench(std::size_t rows, std::size_t cols, DType dt) {
+  return bench::BenchSetup("iron_transpose", dt)
       .random("inp", rows * cols)
       .output("out", rows * cols)
       .constant("rows", static_cast<double>(rows))
@@ -127,3 +134,4 @@ IRON_BENCH(iron_transpose, rows8192_cols8192, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

@@ -31,13 +31,10 @@
 #include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 #include <numbers>
 #include <string_view>
 
 #include "../primitives/activation.hpp"
-#include "elementwise_oracle.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -73,6 +70,17 @@ IRON_KERNEL(iron_gelu_erf, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
 IRON_KERNEL(iron_relu, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
   unary_loop(inp, out, n, [](const Expr<f32>& x) { return max(x, 0.0f); });
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+#include "elementwise_oracle.hpp"
+
+namespace iron::kernels {
 
 namespace {
 
@@ -138,9 +146,9 @@ testing::TestSetup ragged(const char* kernel, Exact f, float lo, float hi, DType
   return unary_setup(kernel, f, 1001, lo, hi, 3, 128, dt, rng);
 }
 
-testing::BenchSetup unary_bench(const char* kernel, const char* peer, std::size_t n, DType dt) {
+bench::BenchSetup unary_bench(const char* kernel, const char* peer, std::size_t n, DType dt) {
   const std::size_t bytes = n * dtype_size(dt);
-  return testing::BenchSetup(kernel, dt)
+  return bench::BenchSetup(kernel, dt)
       .random("inp", n, -4.0f, 4.0f)
       .output("out", n)
       .constant("n", static_cast<double>(n))
@@ -222,3 +230,4 @@ IRON_BENCH(iron_relu, n64m, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

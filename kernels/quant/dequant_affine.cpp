@@ -29,8 +29,6 @@
 /// their 32 * P outputs as P stores of 32 consecutive elements; every such store lies in one
 /// group, so its scale and bias loads are one address for the whole simdgroup.
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 #include "../primitives/affine_quant.hpp"
 #include "../primitives/packed_words.hpp"
@@ -64,6 +62,15 @@ IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g128, 4, 128);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g32, 8, 32);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g64, 8, 64);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g128, 8, 128);
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -160,15 +167,15 @@ testing::TestSetup tiny_scales_setup(const std::string& kernel, std::size_t bits
 
 /// Bench: dequantize a 4096 x 14336 weight; moved bytes are the packed words, scales, biases
 /// and the output.
-testing::BenchSetup affine_bench(const std::string& kernel, std::size_t bits, std::size_t group,
-                                 DType dt) {
+bench::BenchSetup affine_bench(const std::string& kernel, std::size_t bits, std::size_t group,
+                               DType dt) {
   const std::size_t rows = 4096;
   const std::size_t cols = 14336;
   const std::size_t n = rows * cols;
   const std::size_t words = n * bits / 32;
   const std::size_t groups = n / group;
   const std::size_t size = dtype_size(dt);
-  return testing::BenchSetup(kernel, dt)
+  return bench::BenchSetup(kernel, dt)
       .random_u32("packed", words, 0, 0xFFFFFFFFu)
       .random("scales", groups, 1e-3f, 0.1f)
       .random("biases", groups, -1.0f, 1.0f)
@@ -230,8 +237,6 @@ IRON_TEST(iron_dequant_affine_b8_g128, rows_8x1024, F32, F16, BF16) {
 IRON_TEST(iron_dequant_affine_b8_g128, single_group_large_scale, F32, F16, BF16) {
   return single_group_setup("iron_dequant_affine_b8_g128", 8, 128, dt, rng);
 }
-#undef F32, F16, BF16
-
 IRON_BENCH(iron_dequant_affine_b4_g64, w4096x14336, F32, F16, BF16) {
   return affine_bench("iron_dequant_affine_b4_g64", 4, 64, dt);
 }
@@ -252,3 +257,4 @@ IRON_BENCH(iron_dequant_affine_b8_g128, w4096x14336, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

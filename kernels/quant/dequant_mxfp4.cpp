@@ -28,8 +28,6 @@
 /// their 256 outputs as 8 stores of 32 consecutive elements, each one block with one scale.
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 
 #include "../primitives/mxfp4.hpp"
 #include "../primitives/packed_words.hpp"
@@ -49,6 +47,15 @@ IRON_KERNEL(iron_dequant_mxfp4,
     store(out[element], cast<T>(decode_e2m1(word >> (slot * 4u)) * scale));
   });
 }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
 
 namespace {
 
@@ -103,12 +110,12 @@ std::vector<std::uint32_t> moderate_exponents() {
   return e;
 }
 
-testing::BenchSetup mxfp4_bench(DType dt) {
+bench::BenchSetup mxfp4_bench(DType dt) {
   const std::size_t rows = 4096;
   const std::size_t cols = 14336;
   const std::size_t n = rows * cols;
   const std::size_t words = n / 8;  // 8 codes per word
-  return testing::BenchSetup("iron_dequant_mxfp4", dt)
+  return bench::BenchSetup("iron_dequant_mxfp4", dt)
       .random_u32("packed", words, 0, 0xFFFFFFFFu)
       .random_u32("scales", n / 32, 120, 135)
       .output("out", n)
@@ -150,3 +157,4 @@ IRON_TEST(iron_dequant_mxfp4, scale_exponent_limits, F32, F16, BF16) {
 IRON_BENCH(iron_dequant_mxfp4, w4096x14336, F32, F16, BF16) { return mxfp4_bench(dt); }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

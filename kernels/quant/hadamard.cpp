@@ -28,8 +28,6 @@
 #include <bit>
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 #include <span>
 #include <vector>
 
@@ -94,6 +92,15 @@ IRON_KERNEL_VARIANT(iron_hadamard, n256, 256, 32);
 IRON_KERNEL_VARIANT(iron_hadamard, n512, 512, 64);
 IRON_KERNEL_VARIANT(iron_hadamard, n1024, 1024, 128);
 
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
+
 namespace {
 
 /// The definition, in double: a plain O(N^2) sum with the Sylvester sign (-1)^popcount(i & j).
@@ -153,10 +160,10 @@ testing::TestSetup basis_rows(const std::string& kernel, std::size_t n, std::uin
   return hadamard_setup(kernel, n, tpg, x, dt);
 }
 
-testing::BenchSetup hadamard_bench(const std::string& kernel, std::size_t n, std::uint32_t tpg,
-                                   DType dt) {
+bench::BenchSetup hadamard_bench(const std::string& kernel, std::size_t n, std::uint32_t tpg,
+                                 DType dt) {
   const std::size_t rows = 16384;
-  return testing::BenchSetup(kernel, dt)
+  return bench::BenchSetup(kernel, dt)
       .random("inp", rows * n)
       .output("out", rows * n)
       .grid_rows(static_cast<std::uint32_t>(rows), tpg)
@@ -225,3 +232,4 @@ IRON_BENCH(iron_hadamard_n1024, rows16384, F32, F16, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

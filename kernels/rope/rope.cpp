@@ -42,8 +42,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
-#include <iron/testing/registry.hpp>
 #include <numeric>
 
 namespace iron::kernels {
@@ -178,6 +176,15 @@ IRON_KERNEL_TEMPLATE(iron_rope_table_inplace, (bool Interleaved),
 IRON_KERNEL_VARIANT(iron_rope_table_inplace, neox, false);
 IRON_KERNEL_VARIANT(iron_rope_table_inplace, gptj, true);
 
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/registry.hpp>
+#include <iron/testing/registry.hpp>
+
+namespace iron::kernels {
+
 namespace {
 
 /// One test problem: shape, layout and where cos/sin come from.
@@ -277,11 +284,11 @@ testing::TestSetup rope_setup(const RopeCase& c, std::uint32_t groups, std::uint
 
 /// A prefill of `c.tokens` tokens at positions 0 .. tokens - 1 (the table, if any, holds
 /// exactly those positions). bytes_moved counts x once each way, the positions and the table.
-testing::BenchSetup rope_bench(const RopeCase& c, DType dt) {
+bench::BenchSetup rope_bench(const RopeCase& c, DType dt) {
   const std::size_t count = c.tokens * c.heads * c.head_dim;
   std::vector<std::uint32_t> positions(c.tokens);
   std::iota(positions.begin(), positions.end(), 0u);
-  auto bench = testing::BenchSetup(rope_kernel(c), dt);
+  auto bench = bench::BenchSetup(rope_kernel(c), dt);
   std::size_t bytes = 2 * count * dtype_size(dt) + c.tokens * sizeof(std::uint32_t);
   if (c.in_place) {
     bench.output("x", count);
@@ -429,3 +436,4 @@ IRON_BENCH(iron_rope_table_inplace_gptj, tokens8k_heads32_dim128, BF16) {
 }
 
 }  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS

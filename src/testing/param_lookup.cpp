@@ -1,5 +1,5 @@
 /// Parameter lookup shared by TestSetup and BenchSetup.
-#include "param_lookup.hpp"
+#include "iron/testing/param_lookup.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/testing/data.hpp"
-#include "param_lookup.hpp"
+#include "iron/testing/param_lookup.hpp"
 
 namespace iron::testing {
 

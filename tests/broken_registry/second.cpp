@@ -1,6 +1,6 @@
 // The other half: the same kernel, test and bench names as first.cpp, further down the file.
+#include <iron/bench/registry.hpp>
 #include <iron/iron.hpp>
-#include <iron/testing/bench_registry.hpp>
 #include <iron/testing/registry.hpp>
 
 using namespace iron::dsl;
@@ -12,4 +12,4 @@ IRON_KERNEL(dup_copy, (Tensor<T> inp, Out<T> out)) { store(out[global_id<0>()], 
 
 IRON_TEST(dup_copy, once, F32) { return iron::testing::TestSetup("dup_copy", dt); }
 
-IRON_BENCH(dup_copy, once, F32) { return iron::testing::BenchSetup("dup_copy", dt); }
+IRON_BENCH(dup_copy, once, F32) { return iron::bench::BenchSetup("dup_copy", dt); }

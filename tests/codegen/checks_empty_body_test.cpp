@@ -4,14 +4,14 @@
 #include <string>
 #include <vector>
 
-#include "iron/codegen/checks.hpp"
+#include "support/checks.hpp"
 
 namespace iron::checks_test {
 namespace {
 
 using Findings = std::vector<std::string>;
 
-Findings scan(const std::string& source) { return codegen::find_empty_bodies(source, "k.cu"); }
+Findings scan(const std::string& source) { return checks::find_empty_bodies(source, "k.cu"); }
 
 TEST(ChecksEmptyBody, ReportsAnEmptyForLoopBody) {
   EXPECT_EQ(scan("extern \"C\" __global__ void k(float* out) {\n"
@@ -41,11 +41,11 @@ TEST(ChecksEmptyBody, ReportsAnEmptyCudaKernelBody) {
 }
 
 TEST(ChecksEmptyBody, ReportsAnEmptyMslKernelBody) {
-  EXPECT_EQ(codegen::find_empty_bodies("#include <metal_stdlib>\n"
-                                       "using namespace metal;\n"
-                                       "kernel void k(device float* out [[buffer(0)]],\n"
-                                       "              uint gid [[thread_position_in_grid]]) {}\n",
-                                       "k.metal"),
+  EXPECT_EQ(checks::find_empty_bodies("#include <metal_stdlib>\n"
+                                      "using namespace metal;\n"
+                                      "kernel void k(device float* out [[buffer(0)]],\n"
+                                      "              uint gid [[thread_position_in_grid]]) {}\n",
+                                      "k.metal"),
             Findings{"k.metal:4: empty kernel body"});
 }
 

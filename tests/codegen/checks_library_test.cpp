@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "checks_test_support.hpp"
-#include "iron/codegen/checks.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/runtime/nvrtc.hpp"
+#include "support/checks.hpp"
 
 namespace iron::checks_test {
 namespace {
@@ -76,17 +76,16 @@ TEST_P(ChecksLibrary, CudaCompilesWithNvrtcForSm90WithoutWarnings) {
 
 TEST_P(ChecksLibrary, MslPassesTheShimCheck) {
   const auto msl = emit(GetParam(), codegen::TargetProfile::metal(31));
-  const std::string diagnostics = codegen::check_msl(msl.source);
+  const std::string diagnostics = checks::check_msl(msl.source);
   EXPECT_EQ(diagnostics, "") << numbered(msl.source);
 }
 
 TEST_P(ChecksLibrary, HasNoEmptyBodies) {
   const auto cuda = emit(GetParam(), codegen::TargetProfile::cuda(90));
   const auto msl = emit(GetParam(), codegen::TargetProfile::metal(31));
-  EXPECT_EQ(codegen::find_empty_bodies(cuda.source, cuda.symbol + ".cu"),
-            std::vector<std::string>{})
+  EXPECT_EQ(checks::find_empty_bodies(cuda.source, cuda.symbol + ".cu"), std::vector<std::string>{})
       << numbered(cuda.source);
-  EXPECT_EQ(codegen::find_empty_bodies(msl.source, msl.symbol + ".metal"),
+  EXPECT_EQ(checks::find_empty_bodies(msl.source, msl.symbol + ".metal"),
             std::vector<std::string>{})
       << numbered(msl.source);
 }

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "iron/codegen/checks.hpp"
+#include "support/checks.hpp"
 
 namespace iron::checks_test {
 namespace {
@@ -63,13 +63,11 @@ std::string kernel_with_body(const std::string& body) {
          body + "\n}\n";
 }
 
-TEST(ChecksMsl, AcceptsAKernelInTheEmittersStyle) {
-  EXPECT_EQ(codegen::check_msl(kGoodKernel), "");
-}
+TEST(ChecksMsl, AcceptsAKernelInTheEmittersStyle) { EXPECT_EQ(checks::check_msl(kGoodKernel), ""); }
 
 TEST(ChecksMsl, ReportsAnUndeclaredIdentifierWithItsLine) {
   const std::string diagnostics =
-      codegen::check_msl(kernel_with_body("  out[gid] = not_declared + 1.0f;"));
+      checks::check_msl(kernel_with_body("  out[gid] = not_declared + 1.0f;"));
   EXPECT_NE(diagnostics.find("kernel.metal:7:"), std::string::npos) << diagnostics;
   EXPECT_NE(diagnostics.find("use of undeclared identifier 'not_declared'"), std::string::npos)
       << diagnostics;
@@ -79,7 +77,7 @@ TEST(ChecksMsl, ReportsTypeErrors) {
   // A pointer where a float belongs, a vector with too few components, a simd sum of a pointer.
   for (const char* body : {"  out[gid] = out;", "  const float4 v = float4(1.0f, 2.0f);",
                            "  out[gid] = simd_sum(out);"}) {
-    EXPECT_NE(codegen::check_msl(kernel_with_body(body)).find("error:"), std::string::npos) << body;
+    EXPECT_NE(checks::check_msl(kernel_with_body(body)).find("error:"), std::string::npos) << body;
   }
 }
 
@@ -87,13 +85,13 @@ TEST(ChecksMsl, ReportsWhatMetalLacks) {
   // atomic_float has no fetch_max, and as_type needs equal sizes.
   for (const char* body : {"  atomic_fetch_max_explicit(total, 1.0f, memory_order_relaxed);",
                            "  out[gid] = float(as_type<uint>(half(1.0f)));"}) {
-    EXPECT_NE(codegen::check_msl(kernel_with_body(body)).find("error:"), std::string::npos) << body;
+    EXPECT_NE(checks::check_msl(kernel_with_body(body)).find("error:"), std::string::npos) << body;
   }
 }
 
 TEST(ChecksMsl, ReportsWarnings) {
   const std::string diagnostics =
-      codegen::check_msl(kernel_with_body("  float unused = 1.0f;\n  out[gid] = 0.0f;"));
+      checks::check_msl(kernel_with_body("  float unused = 1.0f;\n  out[gid] = 0.0f;"));
   EXPECT_NE(diagnostics.find("unused variable 'unused'"), std::string::npos) << diagnostics;
 }
 

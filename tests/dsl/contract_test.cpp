@@ -5,10 +5,10 @@
 
 #include <string>
 
+#include "iron/bench/registry.hpp"
+#include "iron/bench/runner.hpp"
 #include "iron/iron.hpp"
 #include "iron/runtime/backend.hpp"
-#include "iron/testing/bench_registry.hpp"
-#include "iron/testing/bench_runner.hpp"
 #include "iron/testing/registry.hpp"
 #include "iron/testing/runner.hpp"
 
@@ -101,11 +101,11 @@ TEST(DslContract, TheTestRunnerReportsTheRefusal) {
 }
 
 TEST(DslContract, TheBenchCheckSeesRealBufferSizes) {
-  const auto bench = [](iron::testing::BenchSetup (*make)(DType)) {
-    return iron::testing::BenchCase{"contract_copy", "contract_copy.b", {DType::F32}, make, {}};
+  const auto bench = [](iron::bench::BenchSetup (*make)(DType)) {
+    return iron::bench::BenchCase{"contract_copy", "contract_copy.b", {DType::F32}, make, {}};
   };
   const auto in_threads = bench([](DType dt) {
-    return iron::testing::BenchSetup("contract_copy", dt)
+    return iron::bench::BenchSetup("contract_copy", dt)
         .random("inp", 4096)
         .output("out", 4096)
         .constant("n", 4096)
@@ -114,11 +114,11 @@ TEST(DslContract, TheBenchCheckSeesRealBufferSizes) {
         .peer("copy", {});
   });
   EXPECT_NE(
-      iron::testing::check_bench_setup(in_threads, DType::F32)
+      iron::bench::check_bench_setup(in_threads, DType::F32)
           .find("groups.x (4096) must be at most ceil_div(n, tpg) = ceil_div(4096, 256) = 16"),
       std::string::npos);
   const auto short_input = bench([](DType dt) {
-    return iron::testing::BenchSetup("contract_copy", dt)
+    return iron::bench::BenchSetup("contract_copy", dt)
         .random("inp", 4000)
         .output("out", 4096)
         .constant("n", 4096)
@@ -126,7 +126,7 @@ TEST(DslContract, TheBenchCheckSeesRealBufferSizes) {
         .bytes_moved(8 * 4096)
         .peer("copy", {});
   });
-  EXPECT_NE(iron::testing::check_bench_setup(short_input, DType::F32)
+  EXPECT_NE(iron::bench::check_bench_setup(short_input, DType::F32)
                 .find("inp holds 4000 elements; the layout [n] needs n = 4096"),
             std::string::npos);
 }

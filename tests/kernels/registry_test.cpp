@@ -9,8 +9,8 @@
 #include <regex>
 #include <sstream>
 
+#include "iron/bench/registry.hpp"
 #include "iron/dsl/kernel.hpp"
-#include "iron/testing/bench_registry.hpp"
 
 namespace {
 
@@ -50,7 +50,7 @@ TEST(KernelLibrary, EveryKernelIsRegisteredWithAtLeastTwoTests) {
 
 TEST(KernelLibrary, EveryKernelHasABench) {
   std::map<std::string, int> benches_per_kernel;
-  for (const auto& b : iron::testing::registered_benches()) ++benches_per_kernel[b.kernel];
+  for (const auto& b : iron::bench::registered_benches()) ++benches_per_kernel[b.kernel];
   for (const auto& name : kernels_in_source_tree()) {
     EXPECT_GE(benches_per_kernel[name], 1) << name << " needs a bench (IRON_BENCH)";
   }

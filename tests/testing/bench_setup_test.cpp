@@ -1,15 +1,14 @@
 /// Tests of BenchSetup and of the bench checks that need no GPU: names checked against the
 /// kernel's parameters, fills validated, setups checked by `iron bench --dry-run`, and the
 /// median/min/max the runner reports.
-#include "iron/testing/bench_setup.hpp"
-
 #include <gtest/gtest.h>
 
+#include "iron/bench/device.hpp"
+#include "iron/bench/runner.hpp"
+#include "iron/bench/setup.hpp"
 #include "iron/core/error.hpp"
-#include "iron/runtime/bench_device.hpp"
-#include "iron/testing/bench_runner.hpp"
 
-namespace iron::testing {
+namespace iron::bench {
 namespace {
 
 template <class Fn>
@@ -118,13 +117,13 @@ TEST(BenchChecks, ABenchThatThrowsIsReportedNotFatal) {
 }
 
 TEST(Spread, MedianMinAndMax) {
-  const auto odd = runtime::spread_of({3.0, 1.0, 2.0});
+  const auto odd = spread_of({3.0, 1.0, 2.0});
   EXPECT_EQ(odd.median, 2.0);
   EXPECT_EQ(odd.min, 1.0);
   EXPECT_EQ(odd.max, 3.0);
-  EXPECT_EQ(runtime::spread_of({4.0, 1.0, 2.0, 3.0}).median, 2.5);
-  EXPECT_EQ(runtime::spread_of({5.0}).median, 5.0);
+  EXPECT_EQ(spread_of({4.0, 1.0, 2.0, 3.0}).median, 2.5);
+  EXPECT_EQ(spread_of({5.0}).median, 5.0);
 }
 
 }  // namespace
-}  // namespace iron::testing
+}  // namespace iron::bench

@@ -1,15 +1,15 @@
 /// The peer operations listed at build time from bench/peer_ops.py, and the dry-run check that a
 /// bench names one of them.
-#include "iron/testing/peer_ops.hpp"
+#include "iron/bench/peer_ops.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "iron/testing/bench_runner.hpp"
-#include "iron/testing/bench_setup.hpp"
+#include "iron/bench/runner.hpp"
+#include "iron/bench/setup.hpp"
 
-namespace iron::testing {
+namespace iron::bench {
 namespace {
 
 bool known(std::string_view op) {
@@ -52,4 +52,4 @@ TEST(PeerOps, DryRunRefusesABenchWhosePeerCaseIsUnknown) {
 }
 
 }  // namespace
-}  // namespace iron::testing
+}  // namespace iron::bench

@@ -1,25 +1,25 @@
 /// BenchSetup: traces the kernel measured and checks every name given against its parameters.
-#include "iron/testing/bench_setup.hpp"
+#include "iron/bench/setup.hpp"
 
 #include <fmt/format.h>
 
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
-#include "param_lookup.hpp"
+#include "iron/testing/param_lookup.hpp"
 
-namespace iron::testing {
+namespace iron::bench {
 
 BenchSetup::BenchSetup(const std::string& kernel, DType dtype)
     : kernel_(dsl::kernel_ir_for(kernel, dtype)), dtype_(dtype) {}
 
 const ir::Param& BenchSetup::param(const std::string& name, ir::ParamKind kind) const {
-  return find_param(kernel_, name, kind);
+  return testing::find_param(kernel_, name, kind);
 }
 
 BenchSetup& BenchSetup::fill(const std::string& name, BenchFill f) {
   param(name, ir::ParamKind::Input);
   if (f.count == 0) throw Error(fmt::format("kernel {}: input '{}' is empty", kernel_.name, name));
-  set_once(inputs_, kernel_.name, name, std::move(f), "input");
+  testing::set_once(inputs_, kernel_.name, name, std::move(f), "input");
   return *this;
 }
 
@@ -69,7 +69,7 @@ BenchSetup& BenchSetup::random_u32(const std::string& name, std::size_t count, s
 BenchSetup& BenchSetup::output(const std::string& name, std::size_t count) {
   param(name, ir::ParamKind::Output);
   if (count == 0) throw Error(fmt::format("kernel {}: output '{}' is empty", kernel_.name, name));
-  set_once(outputs_, kernel_.name, name, count, "output");
+  testing::set_once(outputs_, kernel_.name, name, count, "output");
   return *this;
 }
 
@@ -80,7 +80,8 @@ BenchSetup& BenchSetup::partial_outputs() {
 
 BenchSetup& BenchSetup::constant(const std::string& name, double value) {
   const ir::Param& p = param(name, ir::ParamKind::Constexpr);
-  set_once(constants_, kernel_.name, name, constexpr_value(kernel_, p, value), "constexpr");
+  testing::set_once(constants_, kernel_.name, name, testing::constexpr_value(kernel_, p, value),
+                    "constexpr");
   return *this;
 }
 
@@ -126,4 +127,4 @@ BenchSetup& BenchSetup::reference(CudaReference ref) {
   return *this;
 }
 
-}  // namespace iron::testing
+}  // namespace iron::bench

@@ -9,10 +9,16 @@
 #include <filesystem>
 #include <vector>
 
-#include "library_loader.hpp"
+#include "../runtime/cuda/library_loader.hpp"
 
-namespace iron::runtime::cuda {
+namespace iron::bench {
 namespace {
+
+using runtime::cuda::cuda_toolkit_roots;
+using runtime::cuda::LibraryCandidate;
+using runtime::cuda::LibrarySearch;
+using runtime::cuda::open_first;
+using runtime::cuda::python_site_dirs;
 
 namespace fs = std::filesystem;
 
@@ -92,4 +98,4 @@ const Cublas& cublas() {
   return loaded;
 }
 
-}  // namespace iron::runtime::cuda
+}  // namespace iron::bench

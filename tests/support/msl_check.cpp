@@ -5,30 +5,22 @@
 #include <fstream>
 #include <system_error>
 
-#include "iron/codegen/checks.hpp"
 #include "iron/core/error.hpp"
-#include "tool_runner.hpp"
+#include "support/checks.hpp"
+#include "support/tool_runner.hpp"
 
-namespace iron::codegen {
+namespace iron::checks {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// $IRON_MSL_SHIM_DIR, else the folder the build configured; it must hold metal_stdlib.
+/// $IRON_MSL_SHIM_DIR, else tools/msl_shim of the source tree (the build defines the macro of the
+/// same name); it must hold metal_stdlib.
 fs::path shim_dir() {
   const char* from_environment = std::getenv("IRON_MSL_SHIM_DIR");
-  fs::path dir;
-  if (from_environment != nullptr && *from_environment != '\0') {
-    dir = from_environment;
-  } else {
-#ifdef IRON_MSL_SHIM_DIR
-    dir = IRON_MSL_SHIM_DIR;
-#else
-    throw Error(
-        "check_msl: set IRON_MSL_SHIM_DIR to the tools/msl_shim folder (this build was "
-        "configured without it)");
-#endif
-  }
+  fs::path dir = from_environment != nullptr && *from_environment != '\0'
+                     ? fs::path(from_environment)
+                     : fs::path(IRON_MSL_SHIM_DIR);
   std::error_code error;
   if (!fs::exists(dir / "metal_stdlib", error)) {
     throw Error(fmt::format("check_msl: {} has no metal_stdlib shim", dir.string()));
@@ -39,11 +31,11 @@ fs::path shim_dir() {
 }  // namespace
 
 std::string check_msl(const std::string& source) {
-  const auto clang = checks::find_program({"clang++", "clang"});
+  const auto clang = find_program({"clang++", "clang"});
   if (!clang) throw Error("check_msl needs clang++ or clang on PATH; neither was found");
   const fs::path shim = shim_dir();
 
-  const checks::ScratchDir scratch("iron-msl-");
+  const ScratchDir scratch("iron-msl-");
   const fs::path file = scratch.path() / "kernel.metal";
   {
     std::ofstream out(file, std::ios::binary);
@@ -53,10 +45,10 @@ std::string check_msl(const std::string& source) {
   }
   // aarch64 gives _Float16 arithmetic (half); -nostdinc keeps the host's headers out, so every
   // name the source uses must come from the shim.
-  const checks::ToolRun run = checks::run_tool(
-      {clang->string(), "-std=c++17", "-fsyntax-only", "-x", "c++", "--target=aarch64-linux-gnu",
-       "-nostdinc", "-ffreestanding", "-fno-color-diagnostics", "-Wall", "-Wno-unknown-attributes",
-       "-I", shim.string(), file.string()});
+  const ToolRun run = run_tool({clang->string(), "-std=c++17", "-fsyntax-only", "-x", "c++",
+                                "--target=aarch64-linux-gnu", "-nostdinc", "-ffreestanding",
+                                "-fno-color-diagnostics", "-Wall", "-Wno-unknown-attributes", "-I",
+                                shim.string(), file.string()});
 
   std::string diagnostics = run.output;
   const std::string scratch_prefix = scratch.path().string() + "/";
@@ -71,4 +63,4 @@ std::string check_msl(const std::string& source) {
   return diagnostics;
 }
 
-}  // namespace iron::codegen
+}  // namespace iron::checks

@@ -1,5 +1,5 @@
 /// The bench registry, filled by IRON_BENCH's static initialisers and read-only afterwards.
-#include "iron/testing/bench_registry.hpp"
+#include "iron/bench/registry.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include "iron/dsl/registration.hpp"
 #include "iron/dsl/tracer.hpp"
 
-namespace iron::testing {
+namespace iron::bench {
 namespace {
 
 std::vector<BenchCase>& registry() {
@@ -37,4 +37,4 @@ BenchRegistrar::BenchRegistrar(const char* kernel, const char* name, std::vector
   }
 }
 
-}  // namespace iron::testing
+}  // namespace iron::bench

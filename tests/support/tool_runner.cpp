@@ -1,5 +1,5 @@
 /// Finding, running and capturing an external tool with posix_spawn.
-#include "tool_runner.hpp"
+#include "support/tool_runner.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -17,7 +17,7 @@
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere
 
-namespace iron::codegen::checks {
+namespace iron::checks {
 namespace {
 
 namespace fs = std::filesystem;
@@ -150,4 +150,4 @@ ToolRun run_tool(const std::vector<std::string>& argv) {
   return run;
 }
 
-}  // namespace iron::codegen::checks
+}  // namespace iron::checks

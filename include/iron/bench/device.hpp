@@ -16,7 +16,7 @@
 #include "iron/core/ir.hpp"
 #include "iron/runtime/launch.hpp"
 
-namespace iron::runtime {
+namespace iron::bench {
 
 /// A device address owned by a BenchDevice.
 using DeviceAddress = std::uint64_t;
@@ -27,7 +27,7 @@ struct ResidentTensor {
   DType dtype = DType::F32;
   std::size_t count = 0;
 };
-using ResidentArg = std::variant<ResidentTensor, Scalar>;
+using ResidentArg = std::variant<ResidentTensor, runtime::Scalar>;
 
 /// A cuBLAS result: the rate, or why there is none (no library, a failed call).
 struct GemmCeiling {
@@ -59,10 +59,11 @@ class BenchDevice {
 
   /// An Iron kernel, guarded and compiled once, launched on resident arguments: returns a handle
   /// for launch(). Throws DispatchError when the guard refuses the arguments or grid.
-  int prepare(const ir::Kernel& kernel, const std::vector<ResidentArg>& args, const Grid& grid);
+  int prepare(const ir::Kernel& kernel, const std::vector<ResidentArg>& args,
+              const runtime::Grid& grid);
   /// A hand-written CUDA kernel (compiled by NVRTC for this device) on resident arguments.
   int prepare_source(const std::string& source, const std::string& symbol,
-                     const std::vector<ResidentArg>& args, const Grid& grid);
+                     const std::vector<ResidentArg>& args, const runtime::Grid& grid);
   /// Enqueues one launch on stream 0; does not wait.
   void launch(int handle);
   /// Waits for the device; throws iron::Error naming `what` when a kernel failed.
@@ -91,4 +92,4 @@ struct Spread {
 };
 Spread spread_of(std::vector<double> values);
 
-}  // namespace iron::runtime
+}  // namespace iron::bench

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "iron/bench/setup.hpp"
 #include "iron/core/source_location.hpp"
-#include "iron/testing/bench_setup.hpp"
 
-namespace iron::testing {
+namespace iron::bench {
 
 struct BenchCase {
   std::string kernel;  ///< the kernel measured
@@ -33,16 +33,16 @@ inline constexpr DType F16 = DType::F16;
 inline constexpr DType BF16 = DType::BF16;
 }  // namespace bench_dtypes
 
-}  // namespace iron::testing
+}  // namespace iron::bench
 
 /// Registers bench `NAME` of kernel `KERNEL` for each dtype listed (F32, F16, BF16).
-#define IRON_BENCH(KERNEL, NAME, ...)                                                        \
-  static ::iron::testing::BenchSetup KERNEL##_##NAME##_bench(::iron::DType dt);              \
-  [[maybe_unused]] static const ::iron::testing::BenchRegistrar KERNEL##_##NAME##_bench_reg{ \
-      #KERNEL, #NAME,                                                                        \
-      [] {                                                                                   \
-        using namespace ::iron::testing::bench_dtypes;                                       \
-        return ::std::vector<::iron::DType>{__VA_ARGS__};                                    \
-      }(),                                                                                   \
-      &KERNEL##_##NAME##_bench};                                                             \
-  static ::iron::testing::BenchSetup KERNEL##_##NAME##_bench([[maybe_unused]] ::iron::DType dt)
+#define IRON_BENCH(KERNEL, NAME, ...)                                                      \
+  static ::iron::bench::BenchSetup KERNEL##_##NAME##_bench(::iron::DType dt);              \
+  [[maybe_unused]] static const ::iron::bench::BenchRegistrar KERNEL##_##NAME##_bench_reg{ \
+      #KERNEL, #NAME,                                                                      \
+      [] {                                                                                 \
+        using namespace ::iron::bench::bench_dtypes;                                       \
+        return ::std::vector<::iron::DType>{__VA_ARGS__};                                  \
+      }(),                                                                                 \
+      &KERNEL##_##NAME##_bench};                                                           \
+  static ::iron::bench::BenchSetup KERNEL##_##NAME##_bench([[maybe_unused]] ::iron::DType dt)

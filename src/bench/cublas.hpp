@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace iron::runtime::cuda {
+namespace iron::bench {
 
 using CublasHandle = struct cublasContext*;
 using CublasStatus = int;  // CUBLAS_STATUS_SUCCESS is 0
@@ -32,4 +32,4 @@ struct Cublas {
 };
 const Cublas& cublas();
 
-}  // namespace iron::runtime::cuda
+}  // namespace iron::bench

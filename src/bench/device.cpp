@@ -1,27 +1,33 @@
 /// BenchDevice on CUDA: resident buffers, prepared launches, event timing and the two ceilings.
-#include "iron/runtime/bench_device.hpp"
+#include "iron/bench/device.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <random>
 
+// The bench drives the CUDA driver directly, through the runtime's own CUDA layer.
+#include "../runtime/cuda/cuda_backend.hpp"
+#include "../runtime/cuda/cuda_module_cache.hpp"
+#include "../runtime/cuda/kernel_params.hpp"
 #include "cublas.hpp"
-#include "cuda_backend.hpp"
-#include "cuda_module_cache.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/core/error.hpp"
 #include "iron/core/half.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/runtime/nvrtc.hpp"
-#include "kernel_params.hpp"
 
-namespace iron::runtime {
+namespace iron::bench {
 
+namespace cuda = runtime::cuda;
 using cuda::CUdeviceptr;
 using cuda::CUevent;
 using cuda::CUfunction;
 using cuda::CUmodule;
+using runtime::Arg;
+using runtime::Grid;
+using runtime::HostTensor;
+using runtime::Scalar;
 
 Spread spread_of(std::vector<double> values) {
   IRON_INTERNAL_ASSERT(!values.empty(), "spread_of an empty list");
@@ -43,7 +49,7 @@ struct PreparedLaunch {
 
 struct BenchDevice::Impl {
   const cuda::Driver& driver = cuda::driver();
-  const CudaDeviceInfo* device = nullptr;
+  const runtime::CudaDeviceInfo* device = nullptr;
   std::vector<CUdeviceptr> owned;
   std::vector<std::unique_ptr<PreparedLaunch>> launches;
 
@@ -95,7 +101,7 @@ struct BenchDevice::Impl {
 };
 
 BenchDevice::BenchDevice() : impl_(std::make_unique<Impl>()) {
-  const BackendStatus& status = cuda::cuda_backend_status();
+  const runtime::BackendStatus& status = cuda::cuda_backend_status();
   if (!status.available) throw Error("iron bench needs the cuda backend: " + status.reason);
   impl_->device = &cuda::cuda_device();
   impl_->check(impl_->api().ctx_set_current(cuda::cuda_context()), "cuCtxSetCurrent",
@@ -151,15 +157,15 @@ void BenchDevice::free_all() {
 int BenchDevice::prepare(const ir::Kernel& kernel, const std::vector<ResidentArg>& args,
                          const Grid& grid) {
   // The guard sees each resident tensor's real element count, so layouts are checked too.
-  std::vector<GuardArg> guard_args;
+  std::vector<runtime::GuardArg> guard_args;
   for (const ResidentArg& a : args) {
     if (const auto* t = std::get_if<ResidentTensor>(&a)) {
-      guard_args.emplace_back(TensorExtent{t->dtype, t->count * dtype_size(t->dtype)});
+      guard_args.emplace_back(runtime::TensorExtent{t->dtype, t->count * dtype_size(t->dtype)});
     } else {
       guard_args.emplace_back(std::get<Scalar>(a));
     }
   }
-  check_dispatch(kernel, guard_args, grid, impl_->device->limits);
+  runtime::check_dispatch(kernel, guard_args, grid, impl_->device->limits);
   const codegen::CompiledKernel compiled =
       codegen::compile_kernel(kernel, codegen::TargetProfile::cuda(sm()));
   const CUmodule module = cuda::load_module(compiled, sm());
@@ -173,7 +179,7 @@ int BenchDevice::prepare(const ir::Kernel& kernel, const std::vector<ResidentArg
 
 int BenchDevice::prepare_source(const std::string& source, const std::string& symbol,
                                 const std::vector<ResidentArg>& args, const Grid& grid) {
-  const CubinResult cubin = compile_cubin(source, symbol, sm());
+  const runtime::CubinResult cubin = runtime::compile_cubin(source, symbol, sm());
   CUmodule module = nullptr;
   impl_->check(impl_->api().module_load_data(&module, cubin.cubin.data()), "cuModuleLoadData",
                symbol);
@@ -243,7 +249,7 @@ void* as_pointer(DeviceAddress address) {
 }  // namespace
 
 GemmCeiling BenchDevice::gemm_tflops(int n, int repeat) {
-  const cuda::Cublas& lib = cuda::cublas();
+  const Cublas& lib = cublas();
   GemmCeiling result;
   result.library = lib.path;
   if (!lib.available) {
@@ -261,7 +267,7 @@ GemmCeiling BenchDevice::gemm_tflops(int n, int repeat) {
   const DeviceAddress c = alloc(bytes.size());
   upload(a, bytes);
   upload(b, bytes);
-  cuda::CublasHandle handle = nullptr;
+  CublasHandle handle = nullptr;
   if (const int s = lib.api.create(&handle); s != 0) {
     result.reason = fmt::format("cublasCreate failed with status {}", s);
     return result;
@@ -271,10 +277,9 @@ GemmCeiling BenchDevice::gemm_tflops(int n, int repeat) {
   int status = 0;
   const auto gemm = [&](int) {
     status = std::max(
-        status, lib.api.gemm_ex(handle, cuda::kCublasOpN, cuda::kCublasOpN, n, n, n, &alpha,
-                                as_pointer(a), cuda::kCudaR16BF, n, as_pointer(b), cuda::kCudaR16BF,
-                                n, &beta, as_pointer(c), cuda::kCudaR16BF, n,
-                                cuda::kCublasCompute32F, cuda::kCublasGemmDefault));
+        status, lib.api.gemm_ex(handle, kCublasOpN, kCublasOpN, n, n, n, &alpha, as_pointer(a),
+                                kCudaR16BF, n, as_pointer(b), kCudaR16BF, n, &beta, as_pointer(c),
+                                kCudaR16BF, n, kCublasCompute32F, kCublasGemmDefault));
   };
   const auto ms = time(gemm, 2, repeat, "the cuBLAS ceiling");
   lib.api.destroy(handle);
@@ -286,4 +291,4 @@ GemmCeiling BenchDevice::gemm_tflops(int n, int repeat) {
   return result;
 }
 
-}  // namespace iron::runtime
+}  // namespace iron::bench

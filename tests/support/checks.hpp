@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace iron::codegen {
+namespace iron::checks {
 
 /// Type-checks MSL source with clang (`clang++` or `clang` on PATH; iron::Error if neither is
 /// there) as C++17 against the shim header tools/msl_shim/metal_stdlib. THIS IS NOT APPLE'S
@@ -20,4 +20,4 @@ std::string check_msl(const std::string& source);
 /// body", "empty kernel body"), LINE being the line of the `{`.
 std::vector<std::string> find_empty_bodies(const std::string& source, const std::string& file);
 
-}  // namespace iron::codegen
+}  // namespace iron::checks

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace iron::codegen::checks {
+namespace iron::checks {
 
 /// The first of `names` that is an executable file in a folder of $PATH, as a full path.
 std::optional<std::filesystem::path> find_program(std::initializer_list<const char*> names);
@@ -37,4 +37,4 @@ struct ToolRun {
 /// system call when it cannot be started or waited for.
 ToolRun run_tool(const std::vector<std::string>& argv);
 
-}  // namespace iron::codegen::checks
+}  // namespace iron::checks

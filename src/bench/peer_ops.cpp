@@ -1,12 +1,12 @@
 /// The peer operation names generated from bench/peer_ops.py, and the check against them.
-#include "iron/testing/peer_ops.hpp"
+#include "iron/bench/peer_ops.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 
-namespace iron::testing {
+namespace iron::bench {
 
 const std::vector<std::string_view>& peer_ops() {
   static const std::vector<std::string_view> ops = {
@@ -23,4 +23,4 @@ std::string unknown_peer_op(std::string_view op) {
       fmt::join(ops, " "));
 }
 
-}  // namespace iron::testing
+}  // namespace iron::bench

@@ -1,6 +1,6 @@
 /// The bench runner: host data made once, uploaded once and copied into rotated sets on the
 /// device; Iron's kernel and the reference launched on resident buffers and timed with events.
-#include "iron/testing/bench_runner.hpp"
+#include "iron/bench/runner.hpp"
 
 #include <fmt/format.h>
 
@@ -8,13 +8,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "iron/bench/peer_ops.hpp"
 #include "iron/core/error.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/testing/data.hpp"
-#include "iron/testing/peer_ops.hpp"
 #include "iron/testing/runner.hpp"
 
-namespace iron::testing {
+namespace iron::bench {
 namespace {
 
 constexpr int kWarmup = 3;
@@ -40,25 +40,26 @@ std::vector<float> fast_uniform(std::size_t count, float lo, float hi, std::uint
 }
 
 /// The bytes of one input, made on the host from its fill.
-runtime::HostTensor make_input(const BenchFill& f, DType dtype, Rng& rng) {
+runtime::HostTensor make_input(const BenchFill& f, DType dtype, testing::Rng& rng) {
   switch (f.kind) {
     case BenchFill::Kind::Uniform:
-      return pack(fast_uniform(f.count, f.lo, f.hi, rng.integers(1, 0, 0xFFFFFFFFu)[0]), dtype);
+      return testing::pack(fast_uniform(f.count, f.lo, f.hi, rng.integers(1, 0, 0xFFFFFFFFu)[0]),
+                           dtype);
     case BenchFill::Kind::Values:
-      return pack(f.values, dtype);
+      return testing::pack(f.values, dtype);
     case BenchFill::Kind::Words:
-      return pack_u32(f.words.empty() ? rng.integers(f.count, f.word_lo, f.word_hi) : f.words,
-                      dtype);
+      return testing::pack_u32(
+          f.words.empty() ? rng.integers(f.count, f.word_lo, f.word_hi) : f.words, dtype);
   }
   return {};
 }
 
 /// One set of device buffers, by parameter name.
-using BufferSet = std::map<std::string, runtime::ResidentTensor>;
+using BufferSet = std::map<std::string, ResidentTensor>;
 
 /// The launch arguments of `kernel` over one buffer set, in parameter order.
-std::vector<runtime::ResidentArg> kernel_args(const BenchSetup& setup, const BufferSet& set) {
-  std::vector<runtime::ResidentArg> args;
+std::vector<ResidentArg> kernel_args(const BenchSetup& setup, const BufferSet& set) {
+  std::vector<ResidentArg> args;
   for (const ir::Param& p : setup.kernel().params) {
     if (p.kind == ir::ParamKind::Constexpr) {
       const auto found = setup.constants().find(p.name);
@@ -81,9 +82,9 @@ std::vector<runtime::ResidentArg> kernel_args(const BenchSetup& setup, const Buf
 
 /// The reference's arguments: named buffers from `set` (its outputs from `own_outputs`), named
 /// constexprs, and its own scalars.
-std::vector<runtime::ResidentArg> reference_args(const BenchSetup& setup, const BufferSet& set,
-                                                 const BufferSet& own_outputs) {
-  std::vector<runtime::ResidentArg> args;
+std::vector<ResidentArg> reference_args(const BenchSetup& setup, const BufferSet& set,
+                                        const BufferSet& own_outputs) {
+  std::vector<ResidentArg> args;
   for (const ReferenceArg& a : setup.cuda_reference()->args) {
     if (const auto* scalar = std::get_if<runtime::Scalar>(&a)) {
       args.emplace_back(*scalar);
@@ -105,13 +106,13 @@ BenchTiming timing_of(const std::vector<double>& ms, const BenchSetup& setup) {
   std::vector<double> us(ms.size());
   std::transform(ms.begin(), ms.end(), us.begin(), [](double m) { return m * 1e3; });
   BenchTiming t;
-  t.us = runtime::spread_of(us);
+  t.us = spread_of(us);
   t.gbps = static_cast<double>(setup.bytes()) / (t.us.median * 1e3);
   t.tflops = static_cast<double>(setup.flop_count()) / (t.us.median * 1e6);
   return t;
 }
 
-runtime::HostTensor download(runtime::BenchDevice& device, const runtime::ResidentTensor& t) {
+runtime::HostTensor download(BenchDevice& device, const ResidentTensor& t) {
   runtime::HostTensor h;
   h.dtype = t.dtype;
   h.bytes.resize(t.count * dtype_size(t.dtype));
@@ -133,7 +134,7 @@ std::size_t poisoned_elements(const runtime::HostTensor& t) {
 
 class BenchRun {
  public:
-  BenchRun(const BenchCase& bench, DType dtype, runtime::BenchDevice& device, int repeat)
+  BenchRun(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat)
       : setup_(bench.make(dtype)), device_(device), repeat_(repeat) {
     result_.name = bench.name;
     result_.kernel = bench.kernel;
@@ -167,7 +168,7 @@ class BenchRun {
 
  private:
   void allocate_sets() {
-    Rng rng(case_seed(kSeed, result_.name, result_.dtype));
+    testing::Rng rng(testing::case_seed(kSeed, result_.name, result_.dtype));
     std::map<std::string, runtime::HostTensor> host;
     std::uint64_t ws = 0;
     for (const auto& [name, fill] : setup_.inputs()) {
@@ -187,7 +188,7 @@ class BenchRun {
     for (int s = 0; s < sets; ++s) {
       BufferSet set;
       for (const auto& [name, h] : host) {
-        const runtime::ResidentTensor t{device_.alloc(h.bytes.size()), h.dtype, h.count()};
+        const ResidentTensor t{device_.alloc(h.bytes.size()), h.dtype, h.count()};
         if (s == 0) {
           device_.upload(t.address, h.bytes);
         } else {
@@ -209,7 +210,7 @@ class BenchRun {
 
   void poison(const BufferSet& set) {
     for (const auto& [name, count] : setup_.outputs()) {
-      const runtime::ResidentTensor& t = set.at(name);
+      const ResidentTensor& t = set.at(name);
       device_.fill(t.address, count * dtype_size(t.dtype), 0xFF);
     }
   }
@@ -249,13 +250,13 @@ class BenchRun {
     device_.synchronize(ref.name);
     r.matches = true;
     for (const auto& [name, count] : setup_.outputs()) {
-      const auto want = unpack(download(device_, sets_[0].at(name)));
-      const auto got = unpack(download(device_, own[0].at(name)));
+      const auto want = testing::unpack(download(device_, sets_[0].at(name)));
+      const auto got = testing::unpack(download(device_, own[0].at(name)));
       for (std::size_t i = 0; i < got.size(); ++i) {
         const double d = std::fabs(double{got[i]} - want[i]);
         r.max_abs_error = std::isnan(d) ? d : std::max(r.max_abs_error, d);
       }
-      if (std::string m = compare_outputs(name, got, want, ref.tolerance); !m.empty()) {
+      if (std::string m = testing::compare_outputs(name, got, want, ref.tolerance); !m.empty()) {
         r.matches = false;
         r.message += m;
       }
@@ -279,7 +280,7 @@ class BenchRun {
   }
 
   BenchSetup setup_;
-  runtime::BenchDevice& device_;
+  BenchDevice& device_;
   int repeat_;
   std::vector<BufferSet> sets_;
   BenchResult result_;
@@ -287,7 +288,7 @@ class BenchRun {
 
 }  // namespace
 
-Ceilings measure_ceilings(runtime::BenchDevice& device, int repeat) {
+Ceilings measure_ceilings(BenchDevice& device, int repeat) {
   Ceilings c;
   c.copy_bytes = std::uint64_t{1} << 30;
   c.copy_gbps = device.copy_gbps(c.copy_bytes, repeat);
@@ -298,8 +299,7 @@ Ceilings measure_ceilings(runtime::BenchDevice& device, int repeat) {
   return c;
 }
 
-BenchResult run_bench(const BenchCase& bench, DType dtype, runtime::BenchDevice& device,
-                      int repeat) {
+BenchResult run_bench(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat) {
   BenchResult result;
   result.name = bench.name;
   result.kernel = bench.kernel;
@@ -356,4 +356,4 @@ std::string check_bench_setup(const BenchCase& bench, DType dtype) {
   return "";
 }
 
-}  // namespace iron::testing
+}  // namespace iron::bench

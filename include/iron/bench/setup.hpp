@@ -14,7 +14,7 @@
 #include "iron/runtime/launch.hpp"
 #include "iron/testing/test_setup.hpp"
 
-namespace iron::testing {
+namespace iron::bench {
 
 /// How a bench input is filled on the host before it is uploaded once.
 struct BenchFill {
@@ -40,7 +40,7 @@ struct CudaReference {
   std::string symbol;  ///< the extern "C" __global__ function
   std::vector<ReferenceArg> args;
   runtime::Grid grid;
-  Tolerance tolerance{1e-2, 1e-2};
+  testing::Tolerance tolerance{1e-2, 1e-2};
 };
 
 class BenchSetup {
@@ -108,4 +108,4 @@ class BenchSetup {
   std::optional<CudaReference> reference_;
 };
 
-}  // namespace iron::testing
+}  // namespace iron::bench

@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <string_view>
 
-#include "iron/codegen/checks.hpp"
+#include "support/checks.hpp"
 
-namespace iron::codegen {
+namespace iron::checks {
 namespace {
 
 /// The source with comments, string and character literals and preprocessor lines turned into
@@ -115,4 +115,4 @@ std::vector<std::string> find_empty_bodies(const std::string& source, const std:
   return findings;
 }
 
-}  // namespace iron::codegen
+}  // namespace iron::checks

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace iron::testing {
+namespace iron::bench {
 
 /// The operation names in bench/peer_ops.py's CASES table, in its order.
 const std::vector<std::string_view>& peer_ops();
@@ -15,4 +15,4 @@ const std::vector<std::string_view>& peer_ops();
 /// "" when bench/peer_ops.py has operation `op`; else a message naming it and the known ones.
 std::string unknown_peer_op(std::string_view op);
 
-}  // namespace iron::testing
+}  // namespace iron::bench

@@ -8,14 +8,14 @@
 #include <optional>
 #include <string>
 
-#include "iron/runtime/bench_device.hpp"
-#include "iron/testing/bench_registry.hpp"
+#include "iron/bench/device.hpp"
+#include "iron/bench/registry.hpp"
 
-namespace iron::testing {
+namespace iron::bench {
 
 /// One timed kernel: per-run GPU time and the rates it implies.
 struct BenchTiming {
-  runtime::Spread us;   ///< microseconds per run
+  Spread us;            ///< microseconds per run
   double gbps = 0.0;    ///< bytes moved / median time
   double tflops = 0.0;  ///< FLOPs / median time
 };
@@ -49,18 +49,17 @@ struct BenchResult {
 struct Ceilings {
   double copy_gbps = 0.0;
   std::uint64_t copy_bytes = 0;
-  runtime::GemmCeiling gemm;
+  GemmCeiling gemm;
   int gemm_n = 0;
 };
 
-Ceilings measure_ceilings(runtime::BenchDevice& device, int repeat);
+Ceilings measure_ceilings(BenchDevice& device, int repeat);
 
 /// Runs one bench in one dtype; never throws (failures land in `error`).
-BenchResult run_bench(const BenchCase& bench, DType dtype, runtime::BenchDevice& device,
-                      int repeat);
+BenchResult run_bench(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat);
 
 /// Builds the setup and checks it without a device: a grid, bytes or FLOPs, a peer case, and the
 /// dispatch guard on placeholder arguments. Returns "" or what is wrong.
 std::string check_bench_setup(const BenchCase& bench, DType dtype);
 
-}  // namespace iron::testing
+}  // namespace iron::bench
