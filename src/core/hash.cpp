@@ -100,11 +100,13 @@ class Hasher {
     u64(static_cast<std::uint64_t>(op.shared));
   }
 
-  /// What an op holds besides its operands, by its type rule: a constant's value, a builtin, a
-  /// lane, the parameter or allocation it reads or writes.
+  /// What an op holds besides its operands: a constant's value, a builtin, a lane, the
+  /// parameter or allocation it reads or writes.
   void attributes(const Op& op) {
-    switch (op_info(op.kind).types) {
-      case TypeRule::Constant:
+    switch (op_attributes(op.kind)) {
+      case OpAttributes::None:
+        return;
+      case OpAttributes::Literal:
         if (!is_float(op.type)) {
           u64(static_cast<std::uint64_t>(op.ivalue));
         } else {
@@ -112,35 +114,18 @@ class Hasher {
                                     : std::bit_cast<std::uint64_t>(op.fvalue));
         }
         return;
-      case TypeRule::ThreadGeometry:
+      case OpAttributes::Builtin:
         u64(static_cast<std::uint64_t>(op.builtin));
         u64(op.axis);
         return;
-      case TypeRule::SameAsResult:
-        if (op.kind == OpKind::Extract) u64(static_cast<std::uint64_t>(op.ivalue));
+      case OpAttributes::Lane:
+        u64(static_cast<std::uint64_t>(op.ivalue));
         return;
-      case TypeRule::ConstexprValue:
-      case TypeRule::TensorAccess:
-      case TypeRule::SharedAccess:
-      case TypeRule::AtomicNumber:
-      case TypeRule::AtomicInteger:
+      case OpAttributes::Constexpr:
+      case OpAttributes::Tensor:
+      case OpAttributes::Shared:
+      case OpAttributes::TensorOrShared:
         target(op);
-        return;
-      case TypeRule::FloatOrSigned:
-      case TypeRule::IntegerOrBool:
-      case TypeRule::Integer:
-      case TypeRule::Float:
-      case TypeRule::Number:
-      case TypeRule::Comparison:
-      case TypeRule::Selection:
-      case TypeRule::Conversion:
-      case TypeRule::Reinterpretation:
-      case TypeRule::CollectiveNumber:
-      case TypeRule::CollectiveMove:
-      case TypeRule::VariableStore:
-      case TypeRule::LoopBounds:
-      case TypeRule::Condition:
-      case TypeRule::NoOperands:
         return;
     }
   }

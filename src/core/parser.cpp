@@ -449,35 +449,38 @@ class Parser {
     }
     const std::string_view name = c.word("an op name");
     if (!parse_op_name(name, op.kind)) c.fail_here(fmt::format("unknown op '{}'", name));
+    if (op.kind == OpKind::For) {
+      if (op.result != kNoValue) c.fail_here("write a loop as 'for %N = %a to %b step %c'");
+      for_op(c, op, line.number);
+      return op;
+    }
+    if (op.kind == OpKind::If) {
+      if_op(c, op, line.number);
+      return op;
+    }
     std::string_view literal;  // a constant's text, read once its type is known
-    // What an op refers to besides its operands follows from its type rule (as the printer's).
-    switch (op_info(op.kind).types) {
-      case TypeRule::LoopBounds:
-        if (op.result != kNoValue) c.fail_here("write a loop as 'for %N = %a to %b step %c'");
-        for_op(c, op, line.number);
-        return op;
-      case TypeRule::Condition:
-        if_op(c, op, line.number);
-        return op;
-      case TypeRule::Constant:
+    switch (op_attributes(op.kind)) {
+      case OpAttributes::None:
+        value_list(c, op);
+        break;
+      case OpAttributes::Literal:
         literal = c.word("a constant");
         break;
-      case TypeRule::ConstexprValue:
+      case OpAttributes::Constexpr:
         op.param = param_index(c, c.word("a constexpr parameter name"));
         break;
-      case TypeRule::ThreadGeometry:
+      case OpAttributes::Builtin:
         builtin(c, op);
         break;
-      case TypeRule::TensorAccess:
+      case OpAttributes::Tensor:
         op.param = param_index(c, c.word("a tensor parameter name"));
         indexed_args(c, op);
         break;
-      case TypeRule::SharedAccess:
+      case OpAttributes::Shared:
         op.shared = shared_ref(c);
         indexed_args(c, op);
         break;
-      case TypeRule::AtomicNumber:
-      case TypeRule::AtomicInteger:
+      case OpAttributes::TensorOrShared:
         if (c.at(Token::Kind::Shared)) {
           op.shared = shared_ref(c);
         } else {
@@ -485,29 +488,10 @@ class Parser {
         }
         indexed_args(c, op);
         break;
-      case TypeRule::SameAsResult:
-        if (op.kind == OpKind::Extract) {
-          op.args.push_back(c.value("the vector operand"));
-          c.punct(',', "before the lane");
-          op.ivalue = c.integer<std::int64_t>("the lane");
-        } else {
-          value_list(c, op);
-        }
-        break;
-      case TypeRule::FloatOrSigned:
-      case TypeRule::IntegerOrBool:
-      case TypeRule::Integer:
-      case TypeRule::Float:
-      case TypeRule::Number:
-      case TypeRule::Comparison:
-      case TypeRule::Selection:
-      case TypeRule::Conversion:
-      case TypeRule::Reinterpretation:
-      case TypeRule::CollectiveNumber:
-      case TypeRule::CollectiveMove:
-      case TypeRule::VariableStore:
-      case TypeRule::NoOperands:
-        value_list(c, op);
+      case OpAttributes::Lane:
+        op.args.push_back(c.value("the vector operand"));
+        c.punct(',', "before the lane");
+        op.ivalue = c.integer<std::int64_t>("the lane");
         break;
     }
     if (op.kind != OpKind::Barrier) c.op_type_suffix(op);

@@ -121,42 +121,26 @@ class Printer {
     return text;
   }
 
-  /// Everything between the op name and the type suffix, by the op's type rule: what an op
-  /// refers to besides its operands (a literal, a parameter, a builtin, an access's target or a
-  /// lane) follows from it.
+  /// Everything between the op name and the type suffix: the operands, and what the op holds
+  /// besides them (a literal, a parameter, a builtin, an access's target or a lane).
   std::string operands(const Op& op) const {
-    switch (op_info(op.kind).types) {
-      case TypeRule::Constant:
+    switch (op_attributes(op.kind)) {
+      case OpAttributes::None:
+        return value_list(op.args, 0);
+      case OpAttributes::Literal:
         return " " + (is_float(op.type) ? format_double(op.fvalue) : std::to_string(op.ivalue));
-      case TypeRule::ConstexprValue:
+      case OpAttributes::Constexpr:
         return " " + param_name(op.param);
-      case TypeRule::ThreadGeometry:
+      case OpAttributes::Builtin:
         return " " + builtin(op);
-      case TypeRule::TensorAccess:
-      case TypeRule::SharedAccess:
-      case TypeRule::AtomicNumber:
-      case TypeRule::AtomicInteger:
-        return " " + indexed(op);
-      case TypeRule::SameAsResult:
-        if (op.kind == OpKind::Extract)
-          return value_list(op.args, 0) + fmt::format(", {}", op.ivalue);
-        return value_list(op.args, 0);
-      case TypeRule::FloatOrSigned:
-      case TypeRule::IntegerOrBool:
-      case TypeRule::Integer:
-      case TypeRule::Float:
-      case TypeRule::Number:
-      case TypeRule::Comparison:
-      case TypeRule::Selection:
-      case TypeRule::Conversion:
-      case TypeRule::Reinterpretation:
-      case TypeRule::CollectiveNumber:
-      case TypeRule::CollectiveMove:
-      case TypeRule::VariableStore:
-      case TypeRule::LoopBounds:
-      case TypeRule::Condition:
-      case TypeRule::NoOperands:
-        return value_list(op.args, 0);
+      case OpAttributes::Tensor:
+        return " " + indexed(param_name(op.param), op);
+      case OpAttributes::Shared:
+        return " " + indexed(shared_name(op.shared), op);
+      case OpAttributes::TensorOrShared:
+        return " " + indexed(op.shared >= 0 ? shared_name(op.shared) : param_name(op.param), op);
+      case OpAttributes::Lane:
+        return value_list(op.args, 0) + fmt::format(", {}", op.ivalue);
     }
     IRON_INTERNAL_ERROR("an op kind outside the op table");
   }
@@ -169,11 +153,8 @@ class Printer {
   }
 
   /// `target[%index], %rest...`: a param by name, a shared allocation as `@name`.
-  std::string indexed(const Op& op) const {
+  static std::string indexed(const std::string& target, const Op& op) {
     IRON_INTERNAL_ASSERT(!op.args.empty(), "indexed op without an index");
-    const bool on_shared = op_info(op.kind).types == TypeRule::SharedAccess ||
-                           (op_class(op.kind) == OpClass::Atomic && op.shared >= 0);
-    const std::string target = on_shared ? shared_name(op.shared) : param_name(op.param);
     std::string text = fmt::format("{}[{}]", target, value(op.args[0]));
     if (op.args.size() > 1) text += "," + value_list(op.args, 1);
     return text;

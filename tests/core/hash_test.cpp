@@ -108,6 +108,7 @@ TEST(IrHash, SeesEveryChange) {
       {"for %5 = %0 to %2 step %1", "for %5 = %0 to %2 step %0"},  // a loop bound
       {"load x[%5] : bf16", "load x[%5] : bf16x8"},                // a vector width
       {"partial: f32[32]", "partial: f32[32] offset=64"},          // a shared offset
+      {"store y[%0], %15", "store x[%0], %15"},                    // an access's target
       {"  rule multiple_of 32\n", "  shared_bytes 128\n  rule multiple_of 32\n"},  // layout size
   };
   for (const auto& [from, to] : edits) {

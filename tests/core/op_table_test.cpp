@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <set>
 #include <span>
 #include <string>
@@ -203,6 +204,28 @@ TEST(OpTable, EveryNameParsesBackToItsKind) {
     EXPECT_EQ(parsed, kind) << kOpTable[i].name;
     EXPECT_EQ(&op_info(kind), &kOpTable[i]);
   }
+}
+
+/// Only the leaves, the accesses and extract hold anything besides their operands (what the
+/// text form spells out and the hash reads), each what its type rule names.
+TEST(OpTable, AttributesFollowTheTypeRule) {
+  std::map<OpAttributes, std::vector<std::string_view>> held;
+  for (std::size_t i = 0; i < kOpTable.size(); ++i) {
+    const OpAttributes a = op_attributes(static_cast<OpKind>(i));
+    if (a != OpAttributes::None) held[a].push_back(kOpTable[i].name);
+  }
+  const std::map<OpAttributes, std::vector<std::string_view>> expected = {
+      {OpAttributes::Literal, {"const"}},
+      {OpAttributes::Constexpr, {"constexpr"}},
+      {OpAttributes::Builtin, {"builtin"}},
+      {OpAttributes::Tensor, {"load", "store"}},
+      {OpAttributes::Shared, {"shared.load", "shared.store"}},
+      {OpAttributes::TensorOrShared,
+       {"atomic.add", "atomic.max", "atomic.min", "atomic.and", "atomic.or", "atomic.xor",
+        "atomic.xchg"}},
+      {OpAttributes::Lane, {"extract"}},
+  };
+  EXPECT_EQ(held, expected);
 }
 
 /// The table with row `kind` changed by `edit`, and the problems found in it.

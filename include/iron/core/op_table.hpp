@@ -223,4 +223,55 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
 /// verifier, constant folding and the simulator all ask this, so they cannot disagree.
 constexpr bool op_defined_on(OpKind k, DType t) { return type_rule_allows(op_info(k).types, t); }
 
+/// What an op holds besides its operands and blocks: the part of an op that the text form
+/// spells out and the structural hash reads.
+enum class OpAttributes : std::uint8_t {
+  None,            ///< operands only
+  Literal,         ///< a constant's value (ivalue or fvalue, by its type)
+  Constexpr,       ///< the constexpr parameter it reads (param)
+  Builtin,         ///< a builtin and its axis
+  Tensor,          ///< the tensor parameter it accesses (param)
+  Shared,          ///< the shared allocation it accesses (shared)
+  TensorOrShared,  ///< a tensor parameter (param) or, where shared >= 0, a shared allocation
+  Lane,            ///< the lane it reads from its vector operand (ivalue)
+};
+
+/// The attributes of ops of kind `k`, which follow from its type rule.
+constexpr OpAttributes op_attributes(OpKind k) {
+  switch (op_info(k).types) {
+    case TypeRule::Constant:
+      return OpAttributes::Literal;
+    case TypeRule::ConstexprValue:
+      return OpAttributes::Constexpr;
+    case TypeRule::ThreadGeometry:
+      return OpAttributes::Builtin;
+    case TypeRule::TensorAccess:
+      return OpAttributes::Tensor;
+    case TypeRule::SharedAccess:
+      return OpAttributes::Shared;
+    case TypeRule::AtomicNumber:
+    case TypeRule::AtomicInteger:
+      return OpAttributes::TensorOrShared;
+    case TypeRule::SameAsResult:  // var and var.load hold nothing more; extract picks a lane
+      return k == OpKind::Extract ? OpAttributes::Lane : OpAttributes::None;
+    case TypeRule::FloatOrSigned:
+    case TypeRule::IntegerOrBool:
+    case TypeRule::Integer:
+    case TypeRule::Float:
+    case TypeRule::Number:
+    case TypeRule::Comparison:
+    case TypeRule::Selection:
+    case TypeRule::Conversion:
+    case TypeRule::Reinterpretation:
+    case TypeRule::CollectiveNumber:
+    case TypeRule::CollectiveMove:
+    case TypeRule::VariableStore:
+    case TypeRule::LoopBounds:
+    case TypeRule::Condition:
+    case TypeRule::NoOperands:
+      return OpAttributes::None;
+  }
+  return OpAttributes::None;
+}
+
 }  // namespace iron::ir
