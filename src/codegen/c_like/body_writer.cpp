@@ -133,7 +133,8 @@ class BodyWriter {
                   : cx_.dialect.type(op.type);
   }
 
-  /// Two spaces per level of nesting.
+  /// Two spaces per level of nesting. Parentheses, not braces: braces would list characters.
+  // NOLINTNEXTLINE(modernize-return-braced-init-list)
   std::string indent() const { return std::string(2 * static_cast<std::size_t>(depth_), ' '); }
 
   /// A statement at the current depth, with its location when that changed.

@@ -44,6 +44,8 @@ std::string_view c_math_function(ir::OpKind k) {
   return name;
 }
 
+std::string axis_name(int axis) { return {"xyz"[axis]}; }
+
 std::string Dialect::float_function(ir::OpKind k) const {
   return std::string(c_math_function(k)) + "f";
 }

@@ -46,6 +46,9 @@ std::string_view spelling_of(ir::OpKind k, std::span<const Spelling> table);
 /// The op table's C math function of `k` ("exp", "fabs"); an internal error when it has none.
 std::string_view c_math_function(ir::OpKind k);
 
+/// A thread-geometry axis 0..2 as its one-letter name: "x", "y" or "z".
+std::string axis_name(int axis);
+
 /// A C-like language's spellings. The defaults are C++'s (or the op table's C math functions);
 /// a dialect overrides what its language spells differently and defines the rest, which C++
 /// has no spelling for.

@@ -11,6 +11,7 @@ namespace iron::codegen::cuda {
 namespace {
 
 using c_like::Access;
+using c_like::axis_name;
 using c_like::Needs;
 using ir::OpKind;
 
@@ -56,8 +57,6 @@ std::string from_f32(const std::string& f, DType to) {
 std::string static_cast_to(const std::string& type, const std::string& expr) {
   return "static_cast<" + type + ">(" + expr + ")";
 }
-
-std::string axis_name(int axis) { return std::string(1, "xyz"[axis]); }
 
 }  // namespace
 

@@ -11,6 +11,7 @@ namespace iron::codegen::msl {
 namespace {
 
 using c_like::Access;
+using c_like::axis_name;
 using c_like::Needs;
 using c_like::Space;
 using ir::OpKind;
@@ -29,8 +30,6 @@ std::string to_f32(const std::string& expr, DType from) {
 }
 
 std::string address_space(Space s) { return s == Space::Shared ? "threadgroup" : "device"; }
-
-std::string axis_name(int axis) { return std::string(1, "xyz"[axis]); }
 
 /// Lanes per part of a vector value: Metal's vectors have at most 4.
 int part_lanes(int lanes) { return lanes < 4 ? lanes : 4; }
