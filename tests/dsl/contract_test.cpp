@@ -145,6 +145,7 @@ IRON_KERNEL(contract_unknown_name, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)
   g_unknown_line = __LINE__ + 1;
   layout(inp, "[rows, n]");
   store(out[0u], load(inp[0u]));
+  static_cast<void>(n);  // named only by the contract
 }
 
 int g_float_line = 0;
@@ -152,6 +153,7 @@ IRON_KERNEL(contract_float_constexpr, (Tensor<T> inp, Out<T> out, Constexpr<f32>
   g_float_line = __LINE__ + 1;
   grid("[<= eps, 1, 1]");
   store(out[0u], load(inp[0u]));
+  static_cast<void>(eps);  // named only by the contract
 }
 
 int g_twice_line = 0;
@@ -160,6 +162,7 @@ IRON_KERNEL(contract_layout_twice, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)
   g_twice_line = __LINE__ + 1;
   layout(inp, "[n]");
   store(out[0u], load(inp[0u]));
+  static_cast<void>(n);  // named only by the contract
 }
 
 int g_axes_line = 0;
@@ -167,6 +170,7 @@ IRON_KERNEL(contract_two_axes, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
   g_axes_line = __LINE__ + 1;
   grid("[n, 1]");
   store(out[0u], load(inp[0u]));
+  static_cast<void>(n);  // named only by the contract
 }
 
 int g_syntax_line = 0;
@@ -174,6 +178,7 @@ IRON_KERNEL(contract_bad_syntax, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) 
   g_syntax_line = __LINE__ + 1;
   layout(out, "[n *]");
   store(out[0u], load(inp[0u]));
+  static_cast<void>(n);  // named only by the contract
 }
 
 TEST(DslContract, MisdeclarationsFailTheTraceAtTheirLine) {
