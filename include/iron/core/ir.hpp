@@ -105,7 +105,7 @@ struct SharedAlloc {
   std::uint32_t offset = 0;  ///< bytes from the start of the group's shared memory (set by layout)
 };
 
-/// How the grid maps to work (seed style guide §4).
+/// How the grid maps to work (docs/kernel-style-guide.md §4).
 enum class DispatchMode : std::uint8_t { Elementwise, Reduction, Tiled };
 std::string_view dispatch_mode_name(DispatchMode m);
 bool parse_dispatch_mode_name(std::string_view name, DispatchMode& out);
