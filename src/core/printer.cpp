@@ -5,8 +5,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <span>
 
 #include "iron/core/error.hpp"
+#include "iron/core/op_views.hpp"
 
 namespace iron::ir {
 namespace {
@@ -88,22 +90,25 @@ class Printer {
     out_ += indent;
     if (op.kind == OpKind::For) {
       IRON_INTERNAL_ASSERT(op.args.size() == 3 && op.blocks.size() == 1, "malformed for op");
-      out_ += fmt::format("for {} = {} to {} step {} : {} {{", value(op.result), value(op.args[0]),
-                          value(op.args[1]), value(op.args[2]), dtype_name(op.type));
+      const ForOp loop(op);
+      out_ += fmt::format("for {} = {} to {} step {} : {} {{", value(loop.induction()),
+                          value(loop.start()), value(loop.end()), value(loop.step()),
+                          dtype_name(op.type));
       end_line(op.loc);
-      block(op.blocks[0], depth + 1);
+      block(loop.body(), depth + 1);
       out_ += indent + "}\n";
       return;
     }
     if (op.result != kNoValue) out_ += value(op.result) + " = ";
     if (op.kind == OpKind::If) {
       IRON_INTERNAL_ASSERT(op.args.size() == 1 && op.blocks.size() == 2, "malformed if op");
-      out_ += fmt::format("if {} {{", value(op.args[0]));
+      const IfOp branch(op);
+      out_ += fmt::format("if {} {{", value(branch.condition()));
       end_line(op.loc);
-      block(op.blocks[0], depth + 1);
-      if (!op.blocks[1].ops.empty()) {
+      block(branch.then_block(), depth + 1);
+      if (!branch.else_block().ops.empty()) {
         out_ += indent + "} else {\n";
-        block(op.blocks[1], depth + 1);
+        block(branch.else_block(), depth + 1);
       }
       out_ += indent + "}\n";
       return;
@@ -126,7 +131,7 @@ class Printer {
   std::string operands(const Op& op) const {
     switch (op_attributes(op.kind)) {
       case OpAttributes::None:
-        return value_list(op.args, 0);
+        return value_list(op.args);
       case OpAttributes::Literal:
         return " " + (is_float(op.type) ? format_double(op.fvalue) : std::to_string(op.ivalue));
       case OpAttributes::Constexpr:
@@ -140,7 +145,7 @@ class Printer {
       case OpAttributes::TensorOrShared:
         return " " + indexed(op.shared >= 0 ? shared_name(op.shared) : param_name(op.param), op);
       case OpAttributes::Lane:
-        return value_list(op.args, 0) + fmt::format(", {}", op.ivalue);
+        return value_list(op.args) + fmt::format(", {}", op.ivalue);
     }
     IRON_INTERNAL_ERROR("an op kind outside the op table");
   }
@@ -155,17 +160,16 @@ class Printer {
   /// `target[%index], %rest...`: a param by name, a shared allocation as `@name`.
   static std::string indexed(const std::string& target, const Op& op) {
     IRON_INTERNAL_ASSERT(!op.args.empty(), "indexed op without an index");
-    std::string text = fmt::format("{}[{}]", target, value(op.args[0]));
-    if (op.args.size() > 1) text += "," + value_list(op.args, 1);
+    const AccessOp access(op);
+    std::string text = fmt::format("{}[{}]", target, value(access.index()));
+    if (!access.values().empty()) text += "," + value_list(access.values());
     return text;
   }
 
-  /// ` %a, %b, ...` for args[first..].
-  static std::string value_list(const std::vector<ValueId>& args, std::size_t first) {
+  /// ` %a, %b, ...`.
+  static std::string value_list(std::span<const ValueId> ids) {
     std::string text;
-    for (std::size_t i = first; i < args.size(); ++i) {
-      text += (i == first ? " " : ", ") + value(args[i]);
-    }
+    for (const ValueId id : ids) text += (text.empty() ? " " : ", ") + value(id);
     return text;
   }
 

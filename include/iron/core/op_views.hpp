@@ -121,6 +121,16 @@ class UnaryOp : public OpView<O> {
   typename OpView<O>::Id& operand() const { return this->arg(0); }
 };
 
+/// fma: `lhs * rhs + addend`.
+template <class O>
+class FmaOp : public OpView<O> {
+ public:
+  explicit FmaOp(O& op) : OpView<O>(op, op.kind == OpKind::Fma) {}
+  typename OpView<O>::Id& lhs() const { return this->arg(0); }
+  typename OpView<O>::Id& rhs() const { return this->arg(1); }
+  typename OpView<O>::Id& addend() const { return this->arg(2); }
+};
+
 /// An op of two operands: arithmetic, bitwise, shifts and comparisons (`lhs OP rhs`).
 template <class O>
 class BinaryOp : public OpView<O> {

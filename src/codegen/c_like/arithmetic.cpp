@@ -2,6 +2,7 @@
 #include "arithmetic.hpp"
 
 #include "iron/core/error.hpp"
+#include "iron/core/op_views.hpp"
 #include "literals.hpp"
 
 namespace iron::codegen::c_like {
@@ -63,12 +64,13 @@ std::string float_call(std::string_view fn, const ir::Op& op, const Context& cx)
 }
 
 std::string infix(const ir::Op& op, std::string_view symbol, const Context& cx) {
-  return cx.values.operand(op.args[0]) + " " + std::string(symbol) + " " +
-         cx.values.operand(op.args[1]);
+  const ir::BinaryOp binary(op);
+  return cx.values.operand(binary.lhs()) + " " + std::string(symbol) + " " +
+         cx.values.operand(binary.rhs());
 }
 
 std::string float_unary(const ir::Op& op, const Context& cx) {
-  const ir::ValueId a = op.args[0];
+  const ir::ValueId a = ir::UnaryOp(op).operand();
   if (op.kind == OpKind::Neg) {
     return cx.dialect.float_arithmetic("-" + cx.values.operand(a), op.type);
   }
@@ -82,11 +84,12 @@ std::string float_unary(const ir::Op& op, const Context& cx) {
 }
 
 std::string integer_unary(const ir::Op& op, const Context& cx) {
-  const std::string a = cx.values.operand(op.args[0]);
+  const ir::ValueId operand = ir::UnaryOp(op).operand();
+  const std::string a = cx.values.operand(operand);
   if (op.kind == OpKind::Neg) return wrap(op.type, "-" + a, cx);
   if (op.kind == OpKind::Not) return op.type == DType::Bool ? "!" + a : wrap(op.type, "~" + a, cx);
   IRON_INTERNAL_ASSERT(op.kind == OpKind::Abs, "unary op undefined on integers");
-  return wrap(op.type, "abs(" + cx.values.name(op.args[0]) + ")", cx);
+  return wrap(op.type, "abs(" + cx.values.name(operand) + ")", cx);
 }
 
 std::string float_binary(const ir::Op& op, const Context& cx) {
@@ -99,27 +102,28 @@ std::string float_binary(const ir::Op& op, const Context& cx) {
 
 /// `a << b` or `a >> b` with the amount taken modulo 32, as the simulator does.
 std::string shift(const ir::Op& op, std::string_view symbol, const Context& cx) {
-  const ir::ValueId b = op.args[1];
-  const std::optional<std::int64_t> amount = cx.values.integer(b);
-  const std::string count =
-      amount ? integer_literal(op.type, *amount & 31) : "(" + cx.values.operand(b) + " & 31)";
+  const ir::BinaryOp binary(op);
+  const std::optional<std::int64_t> amount = cx.values.integer(binary.rhs());
+  const std::string count = amount ? integer_literal(op.type, *amount & 31)
+                                   : "(" + cx.values.operand(binary.rhs()) + " & 31)";
   const std::string value =
-      op.kind == OpKind::Shl ? unsigned_operand(op.args[0], cx) : cx.values.operand(op.args[0]);
+      op.kind == OpKind::Shl ? unsigned_operand(binary.lhs(), cx) : cx.values.operand(binary.lhs());
   return wrap(op.type, value + " " + std::string(symbol) + " " + count, cx);
 }
 
 std::string integer_binary(const ir::Op& op, const Context& cx) {
   const OpKind k = op.kind;
   if (op.type == DType::Bool) return infix(op, spelling_of(k, kBoolOperators), cx);
+  const ir::BinaryOp binary(op);
   if (k == OpKind::Mul) {
-    return wrap(op.type, unsigned_operand(op.args[0], cx) + " * " + cx.values.operand(op.args[1]),
-                cx);
+    return wrap(op.type,
+                unsigned_operand(binary.lhs(), cx) + " * " + cx.values.operand(binary.rhs()), cx);
   }
   if (k == OpKind::Min || k == OpKind::Max) {
     return wrap(op.type,
                 std::string(k == OpKind::Min ? "min(" : "max(") +
-                    promoted_operand(op.args[0], op.type, cx) + ", " +
-                    promoted_operand(op.args[1], op.type, cx) + ")",
+                    promoted_operand(binary.lhs(), op.type, cx) + ", " +
+                    promoted_operand(binary.rhs(), op.type, cx) + ")",
                 cx);
   }
   if (k == OpKind::Shl || k == OpKind::Shr) return shift(op, spelling_of(k, kOperators), cx);
@@ -128,9 +132,10 @@ std::string integer_binary(const ir::Op& op, const Context& cx) {
 
 std::string fma(const ir::Op& op, const Context& cx) {
   if (is_float(op.type)) return float_call(cx.dialect.float_function(OpKind::Fma), op, cx);
+  const ir::FmaOp fused(op);
   return wrap(op.type,
-              unsigned_operand(op.args[0], cx) + " * " + cx.values.operand(op.args[1]) + " + " +
-                  cx.values.operand(op.args[2]),
+              unsigned_operand(fused.lhs(), cx) + " * " + cx.values.operand(fused.rhs()) + " + " +
+                  cx.values.operand(fused.addend()),
               cx);
 }
 
@@ -153,18 +158,19 @@ std::string arithmetic_expression(const ir::Op& op, const Context& cx) {
     case ir::OpClass::Group:
       IRON_INTERNAL_ERROR("not a lane-wise arithmetic op");
   }
-  const DType from = op.args.empty() ? op.type : v.type(op.args[0]);
   if (op.kind == OpKind::Select) {
-    return v.operand(op.args[0]) + " ? " + v.operand(op.args[1]) + " : " + v.operand(op.args[2]);
+    const ir::SelectOp select(op);
+    return v.operand(select.condition()) + " ? " + v.operand(select.if_true()) + " : " +
+           v.operand(select.if_false());
   }
   if (op.kind == OpKind::Fma) return fma(op, cx);
-  if (op.kind == OpKind::Cast) {
-    return from == op.type ? v.name(op.args[0])
-                           : cx.dialect.convert(v.name(op.args[0]), from, op.type, cx.needs);
-  }
-  IRON_INTERNAL_ASSERT(op.kind == OpKind::Bitcast, "not a lane-wise arithmetic op");
-  return from == op.type ? v.name(op.args[0])
-                         : cx.dialect.bitcast(v.name(op.args[0]), from, op.type);
+  IRON_INTERNAL_ASSERT(op.kind == OpKind::Cast || op.kind == OpKind::Bitcast,
+                       "not a lane-wise arithmetic op");
+  const ir::ValueId operand = ir::UnaryOp(op).operand();
+  const DType from = v.type(operand);
+  if (from == op.type) return v.name(operand);
+  return op.kind == OpKind::Cast ? cx.dialect.convert(v.name(operand), from, op.type, cx.needs)
+                                 : cx.dialect.bitcast(v.name(operand), from, op.type);
 }
 
 }  // namespace iron::codegen::c_like

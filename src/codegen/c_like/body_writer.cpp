@@ -8,6 +8,7 @@
 #include "context.hpp"
 #include "expressions.hpp"
 #include "iron/core/error.hpp"
+#include "iron/core/op_views.hpp"
 
 namespace iron::codegen::c_like {
 namespace {
@@ -85,23 +86,25 @@ class BodyWriter {
   }
 
   void variable(const ir::Op& op) {
-    line(type_of(op) + " " + values_.name(op.result) + " = " + values_.name(op.args[0]) + ";",
-         op.loc);
+    const std::string init = values_.name(ir::VarOp(op).init());
+    line(type_of(op) + " " + values_.name(op.result) + " = " + init + ";", op.loc);
   }
 
   void assignment(const ir::Op& op) {
-    line(values_.name(op.args[0]) + " = " + values_.name(op.args[1]) + ";", op.loc);
+    const ir::VarOp store(op);
+    line(values_.name(store.variable()) + " = " + values_.name(store.value()) + ";", op.loc);
   }
 
   void barrier(const ir::Op& op) { line(cx_.dialect.barrier(), op.loc); }
 
   void store(const ir::Op& op) {
     const Access a = access_of(op, cx_);
+    const ir::AccessOp access(op);
     if (op.lanes == 1) {
-      return line(a.base + "[" + a.index + "] = " + values_.name(op.args.at(1)) + ";", op.loc);
+      return line(a.base + "[" + a.index + "] = " + values_.name(access.value()) + ";", op.loc);
     }
     std::vector<std::string> lanes;
-    for (std::size_t i = 1; i < op.args.size(); ++i) lanes.push_back(values_.name(op.args[i]));
+    for (const ir::ValueId lane : access.values()) lanes.push_back(values_.name(lane));
     IRON_INTERNAL_ASSERT(lanes.size() == op.lanes, "vector store without one value per lane");
     for (const std::string& s : cx_.dialect.vector_store(a, lanes, cx_.needs)) line(s, op.loc);
   }
@@ -109,20 +112,22 @@ class BodyWriter {
   void loop(const ir::Op& op) {
     if (!block_start_) lines_.emplace_back();
     const Values& v = values_;
-    const std::string i = v.name(op.result);
-    line("for (" + cx_.dialect.type(op.type) + " " + i + " = " + v.name(op.args[0]) + "; " + i +
-             " < " + v.operand(op.args[1]) + "; " + i + " += " + v.name(op.args[2]) + ") {",
+    const ir::ForOp loop(op);
+    const std::string i = v.name(loop.induction());
+    line("for (" + cx_.dialect.type(op.type) + " " + i + " = " + v.name(loop.start()) + "; " + i +
+             " < " + v.operand(loop.end()) + "; " + i + " += " + v.name(loop.step()) + ") {",
          op.loc);
-    block(op.blocks.at(0));
+    block(loop.body());
     close("}");
   }
 
   void branch(const ir::Op& op) {
-    line("if (" + values_.name(op.args[0]) + ") {", op.loc);
-    block(op.blocks.at(0));
-    if (op.blocks.size() > 1 && !op.blocks[1].ops.empty()) {
+    const ir::IfOp branch(op);
+    line("if (" + values_.name(branch.condition()) + ") {", op.loc);
+    block(branch.then_block());
+    if (!branch.else_block().ops.empty()) {
       close("} else {");
-      block(op.blocks[1]);
+      block(branch.else_block());
     }
     close("}");
   }

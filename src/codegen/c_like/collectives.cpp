@@ -2,6 +2,7 @@
 #include "collectives.hpp"
 
 #include "iron/core/error.hpp"
+#include "iron/core/op_views.hpp"
 
 namespace iron::codegen::c_like {
 namespace {
@@ -35,7 +36,7 @@ bool is_move(OpKind k) {
 
 /// The lane a shuffle reads, as a u32 expression: wrong lanes fall outside 0..31 modulo 2^32.
 std::string source_lane(const ir::Op& op, const Context& cx) {
-  const ir::ValueId operand = op.args[1];
+  const ir::ValueId operand = ir::SimdMoveOp(op).lane();
   const DType t = cx.values.type(operand);
   std::string value = t == DType::U32
                           ? cx.values.operand(operand)
@@ -55,12 +56,14 @@ std::string simd_expression(const ir::Op& op, const Context& cx) {
   IRON_INTERNAL_ASSERT(ir::op_class(op.kind) == ir::OpClass::Simd, "simd op expected");
   const DType t = op.type;
   const DType wide = carrier(t);
-  const std::string name = cx.values.name(op.args[0]);
+  const bool move = is_move(op.kind);
+  const std::string name =
+      cx.values.name(move ? ir::SimdMoveOp(op).value() : ir::CollectiveOp(op).value());
   const std::string v = t == wide ? name : cx.dialect.convert(name, t, wide, cx.needs);
   std::string result;
-  if (!is_move(op.kind)) {
+  if (!move) {
     result = cx.dialect.simd_reduce(op.kind, wide, v, cx.needs);
-  } else if (const auto c = cx.values.integer(op.args[1]); c && *c >= 0 && *c < 32) {
+  } else if (const auto c = cx.values.integer(ir::SimdMoveOp(op).lane()); c && *c >= 0 && *c < 32) {
     result = cx.dialect.simd_move(op.kind, wide, v, static_cast<int>(*c), cx.needs);
   } else {
     result = cx.dialect.simd_read(wide, v, source_lane(op, cx), cx.needs);

@@ -6,6 +6,7 @@
 #include "arithmetic.hpp"
 #include "collectives.hpp"
 #include "iron/core/error.hpp"
+#include "iron/core/op_views.hpp"
 
 namespace iron::codegen::c_like {
 
@@ -22,7 +23,7 @@ Access access_of(const ir::Op& op, const Context& cx) {
     a.space = p.kind == ir::ParamKind::Input ? Space::Input : Space::Output;
     a.base = p.name;
   }
-  a.index = cx.values.name(op.args.at(0));
+  a.index = cx.values.name(ir::AccessOp(op).index());
   a.type = op.type;
   a.lanes = op.lanes;
   return a;
@@ -95,7 +96,8 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::AtomicOr:
     case OpKind::AtomicXor:
     case OpKind::AtomicExchange:
-      return cx.dialect.atomic(op.kind, access_of(op, cx), cx.values.name(op.args.at(1)), cx.needs);
+      return cx.dialect.atomic(op.kind, access_of(op, cx), cx.values.name(ir::AccessOp(op).value()),
+                               cx.needs);
     case OpKind::Builtin:
       return cx.dialect.builtin(op.builtin, op.axis, cx.needs);
     case OpKind::ConstexprRef: {
@@ -109,11 +111,12 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
       return a.lanes > 1 ? cx.dialect.vector_load(a, cx.needs) : a.base + "[" + a.index + "]";
     }
     case OpKind::Extract: {
-      const ir::ValueId v = op.args.at(0);
-      return cx.dialect.extract(cx.values.name(v), cx.values.lanes(v), static_cast<int>(op.ivalue));
+      const ir::ExtractOp extract(op);
+      const ir::ValueId v = extract.vector();
+      return cx.dialect.extract(cx.values.name(v), cx.values.lanes(v), extract.lane());
     }
     case OpKind::VarLoad:
-      return cx.values.name(op.args.at(0));
+      return cx.values.name(ir::VarOp(op).variable());
     case OpKind::ReduceSum:
     case OpKind::ReduceMax:
     case OpKind::ReduceMin:

@@ -2,6 +2,7 @@
 #include "values.hpp"
 
 #include "iron/core/error.hpp"
+#include "iron/core/op_views.hpp"
 #include "literals.hpp"
 
 namespace iron::codegen::c_like {
@@ -35,7 +36,7 @@ bool Values::is_variable_target(const ir::Op& op, std::size_t arg) {
 }
 
 bool Values::emitted(const ir::Op& op) const {
-  if (op.kind == ir::OpKind::VarStore) return uses(op.args[0]) > 0;
+  if (op.kind == ir::OpKind::VarStore) return uses(ir::VarOp(op).variable()) > 0;
   if (op.result == ir::kNoValue || ir::op_class(op.kind) == ir::OpClass::Atomic) return true;
   return uses(op.result) > 0;
 }
@@ -59,12 +60,13 @@ void Values::bind_hazards(const ir::Op& op) {
   auto is_zero = [&](ir::ValueId id) { return info_[id].integer == 0; };
   const ir::OpKind k = op.kind;
   if (k == ir::OpKind::Div || k == ir::OpKind::Rem) {
-    if (!is_float(op.type) && is_zero(op.args[1])) info_[op.args[1]].bound = true;
+    const ir::ValueId divisor = ir::BinaryOp(op).rhs();
+    if (!is_float(op.type) && is_zero(divisor)) info_[divisor].bound = true;
     return;
   }
   const bool ordering =
       k == ir::OpKind::Lt || k == ir::OpKind::Le || k == ir::OpKind::Gt || k == ir::OpKind::Ge;
-  if (!ordering || !is_unsigned_int(info_[op.args[0]].type)) return;
+  if (!ordering || !is_unsigned_int(info_[ir::BinaryOp(op).lhs()].type)) return;
   for (ir::ValueId a : op.args) info_[a].bound = info_[a].bound || is_zero(a);
 }
 
