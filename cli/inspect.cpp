@@ -1,13 +1,17 @@
 /// `iron inspect KERNEL`: the kernel as traced IR, as IR after one or every pass, with per-pass
-/// statistics, or as the source it compiles to for a target of the registry (CUDA, MSL).
+/// statistics, as the source it compiles to for a target of the registry (CUDA, MSL), or as
+/// ptxas's report on its CUDA source (registers, shared memory, stack, spills).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/core/printer.hpp"
+#include "iron/runtime/nvrtc.hpp"
 #include "kernel_selection.hpp"
 #include "target_options.hpp"
 
@@ -16,6 +20,8 @@ namespace {
 
 /// What `--target` prints besides the targets' source: the IR.
 constexpr const char* kIr = "ir";
+/// The target whose source `--resources` compiles with NVRTC.
+constexpr const char* kResourcesTarget = "cuda";
 
 struct InspectOptions {
   std::string kernel;
@@ -24,6 +30,7 @@ struct InspectOptions {
   std::string pass;
   std::string profile;
   bool stats = false;
+  bool resources = false;
 };
 
 void print_stats(const std::vector<codegen::PassStat>& stats) {
@@ -64,19 +71,47 @@ std::vector<codegen::PassStat> print_passes(const ir::Kernel& traced,
   return result.stats;
 }
 
+/// ptxas's report on the kernel's CUDA source for `profile`: a row per function, then its use of
+/// local memory (a compile with a warning throws, with the warning).
+void print_resources(const ir::Kernel& traced, const codegen::TargetProfile& profile) {
+  const auto compiled = codegen::compile_kernel(traced, profile);
+  const runtime::CubinResult cubin =
+      runtime::compile_cubin(compiled.source, compiled.symbol, profile.cuda_sm);
+  const runtime::NvrtcStatus& nvrtc = runtime::nvrtc_status();
+  fmt::print("{} for {} (ptxas of NVRTC {}.{}; bytes per thread, shared bytes per group)\n",
+             compiled.symbol, profile.name, nvrtc.major, nvrtc.minor);
+  fmt::print("{:<32} {:>9} {:>8} {:>7} {:>6} {:>12} {:>11}\n", "function", "registers", "barriers",
+             "shared", "stack", "spill stores", "spill loads");
+  for (const runtime::FunctionResources& f : cubin.resources.functions) {
+    fmt::print("{:<32} {:>9} {:>8} {:>7} {:>6} {:>12} {:>11}\n",
+               f.entry ? f.function : f.function + " (called)", f.registers, f.barriers,
+               f.shared_bytes, f.stack_frame_bytes, f.spill_store_bytes, f.spill_load_bytes);
+  }
+  const std::vector<std::string> problems = cubin.resources.problems();
+  fmt::print("{}\n",
+             problems.empty() ? "no local memory" : fmt::format("{}", fmt::join(problems, "\n")));
+}
+
 int inspect(const InspectOptions& o) {
   const KernelForm form = resolve_kernel(o.kernel, o.dtype);
   const ir::Kernel traced = form.info->trace(form.dtype);
+  if (o.resources && o.target != kIr && o.target != kResourcesTarget) {
+    throw UsageError(
+        fmt::format("--resources reports on the {} source, not on {}", kResourcesTarget, o.target));
+  }
   // The IR is shown as the first target's default profile compiles it, unless told.
-  const codegen::Target* target =
-      o.target == kIr ? &codegen::targets().front() : codegen::find_target(o.target);
+  const codegen::Target* target = o.resources       ? codegen::find_target(kResourcesTarget)
+                                  : o.target == kIr ? &codegen::targets().front()
+                                                    : codegen::find_target(o.target);
   const std::string profile_name =
       o.profile.empty() ? std::string(target->default_profile) : o.profile;
   const codegen::TargetProfile profile = any_profile(profile_name);
-  if (o.target != kIr && &codegen::target_of(profile) != target) {
-    throw UsageError(fmt::format("--profile {} is not a {} profile", profile_name, o.target));
+  if ((o.target != kIr || o.resources) && &codegen::target_of(profile) != target) {
+    throw UsageError(fmt::format("--profile {} is not a {} profile", profile_name, target->name));
   }
-  if (!o.pass.empty()) {
+  if (o.resources) {
+    print_resources(traced, profile);
+  } else if (!o.pass.empty()) {
     const auto stats = print_passes(traced, profile, o);
     if (o.stats) print_stats(stats);
   } else if (o.target != kIr) {
@@ -98,7 +133,8 @@ Command add_inspect_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "inspect",
       "Print a kernel as traced Iron IR, as IR after compiler passes (--pass), with per-pass "
-      "statistics (--stats), or as the source it compiles to for a target (--target)");
+      "statistics (--stats), as the source it compiles to for a target (--target), or as "
+      "ptxas's registers, stack and spills for its CUDA source (--resources)");
   auto o = std::make_shared<InspectOptions>();
   cmd->add_option("kernel", o->kernel, "The kernel's name (see `iron list kernels`)")->required();
   auto* ir_flag = cmd->add_flag_callback(
@@ -123,8 +159,16 @@ Command add_inspect_command(CLI::App& app) {
                         return first ? std::string(kIr) + " and " + std::string(t.name)
                                      : std::string(t.name);
                       }));
-  cmd->add_flag("--stats", o->stats,
-                "Also print each pass's op count before and after, the delta and its time");
+  auto* stats =
+      cmd->add_flag("--stats", o->stats,
+                    "Also print each pass's op count before and after, the delta and its time");
+  cmd->add_flag("--resources", o->resources,
+                "Compile the CUDA source with NVRTC for the profile and print, instead of the "
+                "source, ptxas's registers, barriers, static shared memory, stack and spill bytes "
+                "per function and any use of local memory")
+      ->excludes("--pass")
+      ->excludes(stats)
+      ->excludes(ir_flag);
   return {cmd, [o] { return inspect(*o); }};
 }
 

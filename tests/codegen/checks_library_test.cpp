@@ -1,6 +1,7 @@
 /// The compiler's CI checks on the whole library: every registered kernel in each of its dtypes,
-/// through the pipeline and both emitters, compiles with NVRTC for sm_90 without a warning,
-/// passes the MSL shim check (clang, not Apple's compiler) and has no empty body.
+/// through the pipeline and both emitters, compiles with NVRTC for sm_90 without a warning and
+/// without local memory (ptxas reports no stack frame and no spill), passes the MSL shim check
+/// (clang, not Apple's compiler) and has no empty body.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/runtime/nvrtc.hpp"
+#include "resource_checks.hpp"
 #include "support/checks.hpp"
 
 namespace iron::checks_test {
@@ -64,11 +66,15 @@ std::string numbered(const std::string& source) {
 
 class ChecksLibrary : public testing::TestWithParam<KernelCase> {};
 
-TEST_P(ChecksLibrary, CudaCompilesWithNvrtcForSm90WithoutWarnings) {
+TEST_P(ChecksLibrary, CudaCompilesWithNvrtcForSm90WithoutWarningsOrLocalMemory) {
   IRON_REQUIRE_NVRTC();
   const auto cuda = emit(GetParam(), codegen::TargetProfile::cuda(90));
   try {
-    EXPECT_FALSE(runtime::compile_cubin(cuda.source, cuda.symbol, 90).cubin.empty());
+    const runtime::CubinResult compiled = runtime::compile_cubin(cuda.source, cuda.symbol, 90);
+    EXPECT_FALSE(compiled.cubin.empty());
+    EXPECT_EQ(resource_problems(compiled.resources, cuda.symbol), "")
+        << GetParam().name << ' ' << dtype_name(GetParam().dtype) << " for sm_90\n"
+        << numbered(cuda.source);
   } catch (const Error& error) {
     FAIL() << error.what() << "\n" << numbered(cuda.source);
   }

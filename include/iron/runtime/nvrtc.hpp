@@ -1,10 +1,12 @@
 /// NVRTC, loaded at run time with dlopen (never linked): whether it is here, and CUDA C++ to an
-/// sm_XX cubin with any warning treated as an error.
+/// sm_XX cubin with any warning treated as an error and ptxas's resource report alongside.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "iron/runtime/ptxas_report.hpp"
 
 namespace iron::runtime {
 
@@ -34,14 +36,19 @@ const NvrtcStatus& nvrtc_status();
 
 struct CubinResult {
   std::vector<std::byte> cubin;  ///< an ELF image for sm_XX, never PTX
-  std::string log;               ///< NVRTC's log: always empty, since any message fails the compile
+  std::string log;  ///< the front end's messages: always empty, since any fails the compile
+  /// ptxas's registers, shared memory, stack and spills per function; its warnings list is
+  /// always empty, since any warning fails the compile.
+  ResourceReport resources;
 };
 
 /// Compiles `source` (named `name` in messages) for the real architecture sm_`sm` with
-/// -std=c++17 and the include path of nvrtc_status(). Throws iron::Error when NVRTC is
-/// unavailable (with the search list), when the compile fails (NVRTC's error and log), or when
-/// it succeeds with any message in the log ("NVRTC compiled NAME with warnings: ..."). NVRTC
-/// allows concurrent compiles of separate programs, so this is thread-safe.
+/// -std=c++17, the include path of nvrtc_status() and ptxas's verbose report (-v, which changes
+/// no machine code). Throws iron::Error when NVRTC is unavailable (with the search list), when
+/// the compile fails (NVRTC's error and log), or when it succeeds with a message from the front
+/// end or a ptxas warning, numbered notes such as "(C7514) Potential Performance Loss" included
+/// ("NVRTC compiled NAME with warnings: ..."). A stack frame or a spill is no error: it is in
+/// `resources`. NVRTC allows concurrent compiles of separate programs, so this is thread-safe.
 CubinResult compile_cubin(const std::string& source, const std::string& name, int sm = 90);
 
 }  // namespace iron::runtime

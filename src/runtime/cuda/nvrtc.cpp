@@ -1,4 +1,5 @@
-/// NVRTC through dlopen: the library search, the function table, and compile_cubin.
+/// NVRTC through dlopen: the library search, the function table, and compile_cubin with
+/// ptxas's resource report.
 #include "iron/runtime/nvrtc.hpp"
 
 #include <dlfcn.h>
@@ -205,7 +206,7 @@ CubinResult compile_cubin(const std::string& source, const std::string& name, in
 
   const std::string arch = fmt::format("--gpu-architecture=sm_{}", sm);
   const std::string include = "--include-path=" + loaded.status.include_path;
-  std::vector<const char*> options = {arch.c_str(), "-std=c++17"};
+  std::vector<const char*> options = {arch.c_str(), "-std=c++17", "--ptxas-options=-v"};
   if (!loaded.status.include_path.empty()) options.push_back(include.c_str());
 
   const NvrtcResult compiled =
@@ -215,12 +216,20 @@ CubinResult compile_cubin(const std::string& source, const std::string& name, in
     throw Error(fmt::format("NVRTC failed to compile {} ({}):\n{}", name,
                             api.get_error_string(compiled), log));
   }
-  if (!log.empty()) throw Error(fmt::format("NVRTC compiled {} with warnings:\n{}", name, log));
+  const SplitProgramLog split = split_program_log(log);
+  CubinResult result;
+  result.resources = parse_ptxas_log(split.ptxas);
+  if (!split.front_end.empty() || !result.resources.warnings.empty()) {
+    std::string messages = split.front_end;
+    for (const std::string& warning : result.resources.warnings) {
+      messages += fmt::format("{}ptxas: {}", messages.empty() ? "" : "\n", warning);
+    }
+    throw Error(fmt::format("NVRTC compiled {} with warnings:\n{}", name, messages));
+  }
 
   std::size_t size = 0;
   check(api, api.get_cubin_size(program, &size), "nvrtcGetCUBINSize", name);
   if (size == 0) throw Error(fmt::format("NVRTC produced an empty cubin for {}", name));
-  CubinResult result;
   result.cubin.resize(size);
   check(api, api.get_cubin(program, reinterpret_cast<char*>(result.cubin.data())), "nvrtcGetCUBIN",
         name);
