@@ -34,6 +34,7 @@ def merge(iron, peers):
                                      "peer_dims", "buffer_sets", "all_written", "error")}
         row["iron"] = r.get("iron")
         row["reference"] = r.get("reference")
+        row["library"] = r.get("library")
         row["peers"] = (peer or {}).get("peers", {})
         row["peer_error"] = (peer or {}).get("error")
         best = best_peer(peer)
@@ -47,6 +48,15 @@ def merge(iron, peers):
             "torch": peers.get("torch"), "triton": peers.get("triton"), "results": rows}
 
 
+def reference_cell(ref):
+    """A reference's median µs for the table: `-` when none, `n/a` when it could not run."""
+    if not ref:
+        return "-"
+    if "unavailable" in ref:
+        return "n/a"
+    return f"{ref['timing']['median_us']:.1f}" if ref["matches"] else "mismatch"
+
+
 def markdown(report):
     c = report.get("ceilings") or {}
     copy = c.get("copy_gbps") or 0.0
@@ -58,38 +68,41 @@ def markdown(report):
              f"Ceilings measured in the same run: device-to-device copy **{copy:.0f} GB/s**; "
              + (f"cuBLAS bf16 {c.get('gemm_n')}^3 **{gemm:.0f} TFLOP/s**." if gemm else
                 f"no cuBLAS figure ({c.get('gemm_reason', 'not measured')})."), "",
-             "`vs best peer` is the best peer's time over Iron's: above 1.00x Iron is faster.", "",
+             "`vs best peer` is the best peer's time over Iron's: above 1.00x Iron is faster. "
+             "`reference µs` is the bench's hand-written CUDA reference, `library µs` its library "
+             "call (cuBLAS), both timed by `iron bench` in the same process.", "",
              "| bench | dtype | Iron µs | GB/s | % copy | TFLOP/s | best peer | peer µs | "
-             "vs best peer | reference µs |",
-             "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
+             "vs best peer | reference µs | library µs |",
+             "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
     for r in report["results"]:
         if r.get("error"):
             lines.append(f"| {r['bench']} | {r['dtype']} | failed: {r['error'][:80]} "
-                         "| | | | | | | |")
+                         "| | | | | | | | |")
             continue
         it = r["iron"]
         bp = r.get("best_peer")
-        ref = r.get("reference")
-        ref_text = "-"
-        if ref:
-            ref_text = (f"{ref['timing']['median_us']:.1f}" if ref["matches"]
-                        else "mismatch")
+        ref_text, lib_text = reference_cell(r.get("reference")), reference_cell(r.get("library"))
         pct = f"{100 * it['gbps'] / copy:.0f}%" if copy and r["bytes"] else "-"
         tf = f"{it['tflops']:.2f}" if r["flops"] else "-"
         peer_text = bp["name"] if bp else (r.get("peer_error") or "none ran")
         lines.append(
             f"| {r['bench']} | {r['dtype']} | {it['median_us']:.1f} | {it['gbps']:.0f} | {pct} | "
             f"{tf} | {peer_text} | {bp['median_us']:.1f} | "
-            f"{r['speedup_vs_best_peer']:.2f}x | {ref_text} |" if bp else
+            f"{r['speedup_vs_best_peer']:.2f}x | {ref_text} | {lib_text} |" if bp else
             f"| {r['bench']} | {r['dtype']} | {it['median_us']:.1f} | {it['gbps']:.0f} | {pct} | "
-            f"{tf} | {peer_text} | - | - | {ref_text} |")
+            f"{tf} | {peer_text} | - | - | {ref_text} | {lib_text} |")
     lines += ["", "Every peer's time, per case:", ""]
     for r in report["results"]:
-        peers = ", ".join(f"{name} {t['median_us']:.1f} µs" if "median_us" in t
-                          else f"{name}: {t['error']}" for name, t in r["peers"].items())
-        if peers:
-            lines.append(f"- {r['bench']} {r['dtype']}: {peers}")
+        timed = [f"{name} {t['median_us']:.1f} µs" if "median_us" in t
+                 else f"{name}: {t['error']}" for name, t in r["peers"].items()]
+        lib = r.get("library")
+        if lib:
+            timed.append(f"{lib['name']} in process: {lib['unavailable']}" if "unavailable" in lib
+                         else f"{lib['name']} in process {lib['timing']['median_us']:.1f} µs")
+        if timed:
+            lines.append(f"- {r['bench']} {r['dtype']}: {', '.join(timed)}")
     return "\n".join(lines) + "\n"
+
 
 
 class Svg:

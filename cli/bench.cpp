@@ -98,6 +98,7 @@ int measure(const BenchOptions& o, const std::vector<BenchSelection>& selected) 
       ++failed;
     }
     if (r.reference && !r.reference->matches) ++failed;
+    if (r.library && r.library->unavailable.empty() && !r.library->matches) ++failed;
     run.results.push_back(std::move(r));
   }
   print_bench_table(run);
@@ -117,7 +118,8 @@ Command add_bench_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "bench",
       "Time the registered benches on the CUDA device: each kernel against the copy and cuBLAS "
-      "ceilings measured in the same run, and against its CUDA reference where it has one");
+      "ceilings measured in the same run, and against its CUDA reference and its library call "
+      "(cuBLAS) where it has them");
   cmd->add_option("--filter", o->filter,
                   "Only benches whose name (kernel.case) matches this regular expression");
   cmd->add_option("--dtype", o->dtype, "Only this dtype")
@@ -127,8 +129,8 @@ Command add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   cmd->add_flag("--no-ceilings", o->no_ceilings, "Skip measuring the copy and cuBLAS ceilings");
   cmd->add_flag("--dry-run", o->dry_run,
-                "Check every selected bench setup (grid, bytes, peer case, dispatch guard) "
-                "without a GPU");
+                "Check every selected bench setup (grid, bytes, peer case, dispatch guard, "
+                "library call sizes) without a GPU");
   return {cmd, [o] {
             const auto selected = select_benches(*o);
             return o->dry_run ? dry_run(selected) : measure(*o, selected);

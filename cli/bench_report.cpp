@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <string>
+#include <utility>
+
 namespace iron::cli {
 namespace {
 
@@ -16,6 +20,24 @@ nlohmann::json timing_json(const bench::BenchTiming& t) {
 
 std::string percent_of(double value, double ceiling) {
   return ceiling > 0.0 && value > 0.0 ? fmt::format("{:.0f}%", 100.0 * value / ceiling) : "-";
+}
+
+/// A reference's median µs and Iron's speed-up over it, as two table cells ("-" when none).
+std::pair<std::string, std::string> reference_cells(const std::optional<bench::ReferenceResult>& r,
+                                                    const bench::BenchTiming& iron) {
+  if (!r) return {"-", "-"};
+  if (!r->unavailable.empty()) return {"-", "n/a"};
+  return {fmt::format("{:.1f}", r->timing.us.median),
+          r->matches ? fmt::format("{:.2f}x", r->timing.us.median / iron.us.median) : "MISMATCH"};
+}
+
+nlohmann::json reference_json(const bench::ReferenceResult& r) {
+  if (!r.unavailable.empty()) return {{"name", r.name}, {"unavailable", r.unavailable}};
+  return {{"name", r.name},
+          {"matches", r.matches},
+          {"max_abs_error", r.max_abs_error},
+          {"message", r.message},
+          {"timing", timing_json(r.timing)}};
 }
 
 }  // namespace
@@ -33,27 +55,29 @@ void print_bench_table(const BenchRun& run) {
       fmt::print("no cuBLAS figure ({})\n", run.ceilings->gemm.reason);
     }
   }
-  fmt::print("\n{:<40} {:<5} {:>10} {:>19} {:>8} {:>8} {:>6} {:>10} {:>7}\n", "bench", "dtype",
-             "us", "min-max", "GB/s", "TFLOP/s", "%copy", "ref us", "vs ref");
+  fmt::print("\n{:<40} {:<5} {:>10} {:>19} {:>8} {:>8} {:>6} {:>10} {:>8} {:>10} {:>8}\n", "bench",
+             "dtype", "us", "min-max", "GB/s", "TFLOP/s", "%copy", "ref us", "vs ref", "lib us",
+             "vs lib");
   for (const auto& r : run.results) {
     if (!r.error.empty()) {
       fmt::print("{:<40} {:<5} FAILED: {}\n", r.name, dtype_name(r.dtype), r.error);
       continue;
     }
-    std::string ref_us = "-";
-    std::string ratio = "-";
-    if (r.reference) {
-      ref_us = fmt::format("{:.1f}", r.reference->timing.us.median);
-      ratio = r.reference->matches
-                  ? fmt::format("{:.2f}x", r.reference->timing.us.median / r.iron.us.median)
-                  : "MISMATCH";
-    }
+    const auto [ref_us, ref_ratio] = reference_cells(r.reference, r.iron);
+    const auto [lib_us, lib_ratio] = reference_cells(r.library, r.iron);
     const std::string tflops = r.flops > 0 ? fmt::format("{:.2f}", r.iron.tflops) : "-";
-    fmt::print("{:<40} {:<5} {:>10.1f} {:>19} {:>8.0f} {:>8} {:>6} {:>10} {:>7}\n", r.name,
-               dtype_name(r.dtype), r.iron.us.median,
+    fmt::print("{:<40} {:<5} {:>10.1f} {:>19} {:>8.0f} {:>8} {:>6} {:>10} {:>8} {:>10} {:>8}\n",
+               r.name, dtype_name(r.dtype), r.iron.us.median,
                fmt::format("{:.1f}-{:.1f}", r.iron.us.min, r.iron.us.max), r.iron.gbps, tflops,
-               percent_of(r.iron.gbps, copy), ref_us, ratio);
-    if (r.reference && !r.reference->matches) fmt::print("    {}\n", r.reference->message);
+               percent_of(r.iron.gbps, copy), ref_us, ref_ratio, lib_us, lib_ratio);
+    for (const auto* ref : {&r.reference, &r.library}) {
+      if (*ref && (*ref)->unavailable.empty() && !(*ref)->matches) {
+        fmt::print("    {}: {}\n", (*ref)->name, (*ref)->message);
+      }
+    }
+    if (r.library && !r.library->unavailable.empty()) {
+      fmt::print("    {}: not run: {}\n", r.library->name, r.library->unavailable);
+    }
   }
 }
 
@@ -93,13 +117,8 @@ nlohmann::json bench_json(const BenchRun& run) {
     } else {
       e["iron"] = timing_json(r.iron);
     }
-    if (r.reference) {
-      e["reference"] = {{"name", r.reference->name},
-                        {"matches", r.reference->matches},
-                        {"max_abs_error", r.reference->max_abs_error},
-                        {"message", r.reference->message},
-                        {"timing", timing_json(r.reference->timing)}};
-    }
+    if (r.reference) e["reference"] = reference_json(*r.reference);
+    if (r.library) e["library"] = reference_json(*r.library);
     j["results"].push_back(std::move(e));
   }
   return j;

@@ -19,8 +19,8 @@ struct BenchRun {
   std::vector<bench::BenchResult> results;
 };
 
-/// One row per bench: median µs (min–max), GB/s, TFLOP/s, % of the copy ceiling, and the
-/// reference's time and Iron's speed-up over it.
+/// One row per bench: median µs (min–max), GB/s, TFLOP/s, % of the copy ceiling, and the times
+/// of the CUDA reference and the library call with Iron's speed-up over each.
 void print_bench_table(const BenchRun& run);
 
 nlohmann::json bench_json(const BenchRun& run);

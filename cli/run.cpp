@@ -1,5 +1,6 @@
-/// `iron run KERNEL --in x=a.npy --out y=b.npy --const n=… --grid … --tpg …`: runs any kernel
-/// on the user's own data, with names, dtypes and shapes checked against the kernel.
+/// `iron run KERNEL --in x=a.npy --out y=b.npy --const n=… [--grid …] [--tpg …]`: runs any kernel
+/// on the user's own data, with names, dtypes and shapes checked against the kernel, on the grid
+/// its geometry chooses unless the user gives one.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,12 +11,16 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "commands.hpp"
 #include "iron/core/error.hpp"
+#include "iron/dsl/geometry.hpp"
 #include "iron/runtime/backend.hpp"
 #include "iron/testing/data.hpp"
+#include "iron/testing/geometry.hpp"
 #include "iron/testing/npy.hpp"
 #include "kernel_params.hpp"
 #include "kernel_selection.hpp"
@@ -138,6 +143,38 @@ runtime::HostTensor output_tensor(const ir::Param& p, const std::vector<std::uin
   }
 }
 
+/// "64" for (64, 1, 1), "8,2" for (8, 2, 1): the --grid/--tpg text that gives `d`.
+std::string dim3_text(const runtime::Dim3& d) {
+  if (d.z != 1) return fmt::format("{},{},{}", d.x, d.y, d.z);
+  if (d.y != 1) return fmt::format("{},{}", d.x, d.y);
+  return fmt::format("{}", d.x);
+}
+
+/// The launch grid: --grid and --tpg as given; what either leaves out comes from the kernel's
+/// geometry for these arguments on the device of `backend`, planned for the --tpg given.
+runtime::Grid launch_grid(const ir::Kernel& kernel, const std::vector<runtime::Arg>& args,
+                          const std::optional<runtime::Dim3>& groups,
+                          const std::optional<runtime::Dim3>& tpg, std::string_view backend) {
+  if (groups && tpg) return {*groups, *tpg};
+  std::map<std::string, runtime::Scalar> constants;
+  std::map<std::string, std::uint64_t> elements;
+  for (std::size_t i = 0; i < kernel.params.size(); ++i) {
+    const std::string& name = kernel.params[i].name;
+    if (const auto* scalar = std::get_if<runtime::Scalar>(&args[i])) {
+      constants.emplace(name, *scalar);
+    } else {
+      elements.emplace(name, std::get<runtime::HostTensor*>(args[i])->count());
+    }
+  }
+  dsl::GeometryQuery query =
+      testing::geometry_query(kernel, constants, elements, testing::device_shape(backend));
+  if (tpg) query.fixed_threads = dsl::Dim3{tpg->x, tpg->y, tpg->z};
+  std::optional<runtime::Grid> grid = testing::geometry_grid(kernel, query);
+  IRON_INTERNAL_ASSERT(grid, "a kernel without a geometry reached the launch without a grid");
+  if (groups) grid->groups = *groups;
+  return *grid;
+}
+
 runtime::Scalar parse_constant(const ir::Param& p, const std::string& text) {
   runtime::Scalar s{p.dtype};
   try {
@@ -181,12 +218,24 @@ int run(const RunOptions& o) {
             : (!read || ins.contains(p.name)) && (!ir::is_output(p.kind) || outs.contains(p.name));
     if (!given) missing.push_back(run_option(p));
   }
-  if (o.grid.empty()) missing.emplace_back("--grid X[,Y,Z]");
-  if (o.tpg.empty()) missing.emplace_back("--tpg X[,Y,Z]");
-  if (!missing.empty()) {
-    throw UsageError(fmt::format("missing {}; {}", fmt::join(missing, " "), parameters_of(kernel)));
+  const bool has_geometry = dsl::find_geometry(kernel.name) != nullptr;
+  std::string why_grid;
+  if (!has_geometry && (o.grid.empty() || o.tpg.empty())) {
+    if (o.grid.empty()) missing.emplace_back("--grid X[,Y,Z]");
+    if (o.tpg.empty()) missing.emplace_back("--tpg X[,Y,Z]");
+    why_grid = fmt::format(
+        " ({} has no geometry function to choose the grid: give --grid and "
+        "--tpg)",
+        kernel.name);
   }
-  const runtime::Grid grid{dim3_of(o.grid, "--grid"), dim3_of(o.tpg, "--tpg")};
+  if (!missing.empty()) {
+    throw UsageError(
+        fmt::format("missing {}{}; {}", fmt::join(missing, " "), why_grid, parameters_of(kernel)));
+  }
+  std::optional<runtime::Dim3> given_groups;
+  std::optional<runtime::Dim3> given_tpg;
+  if (!o.grid.empty()) given_groups = dim3_of(o.grid, "--grid");
+  if (!o.tpg.empty()) given_tpg = dim3_of(o.tpg, "--tpg");
   std::vector<testing::NpyArray> tensors(kernel.params.size());
   std::vector<runtime::Arg> args(kernel.params.size());
   std::vector<std::uint64_t> first_input_shape;
@@ -236,6 +285,9 @@ int run(const RunOptions& o) {
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
     if (kernel.params[i].kind != ir::ParamKind::Constexpr) args[i] = &tensors[i].tensor;
   }
+  const std::string_view backend_name =
+      o.backend == "auto" ? runtime::auto_backend().name : std::string_view(o.backend);
+  const runtime::Grid grid = launch_grid(kernel, args, given_groups, given_tpg, backend_name);
   auto backend = runtime::make_backend(o.backend);
   backend->run({&kernel, args, grid});
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
@@ -250,8 +302,12 @@ int run(const RunOptions& o) {
                p.dtype == DType::BF16 ? "bf16 as f32" : std::string(dtype_name(p.dtype)),
                fmt::join(tensors[i].shape, ", "), outs.at(p.name));
   }
-  fmt::print("ran {} [{}] on {}: {} groups of {} threads\n", kernel.name, dtype_name(form.dtype),
-             backend->name(), grid.groups.volume(), grid.group_size.volume());
+  const bool chosen = !given_groups || !given_tpg;
+  fmt::print("ran {} [{}] on {}: {} groups of {} threads{}\n", kernel.name, dtype_name(form.dtype),
+             backend->name(), grid.groups.volume(), grid.group_size.volume(),
+             chosen ? fmt::format(" (--grid {} --tpg {}, from the kernel's geometry)",
+                                  dim3_text(grid.groups), dim3_text(grid.group_size))
+                    : "");
   return 0;
 }
 
@@ -260,8 +316,9 @@ int run(const RunOptions& o) {
 Command add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "run",
-      "Run one kernel on your own data: .npy inputs and outputs, constexprs and the grid given "
-      "on the command line, everything checked against the kernel's parameters and contract");
+      "Run one kernel on your own data: .npy inputs and outputs and constexprs given on the "
+      "command line, on the grid the kernel's geometry chooses (or --grid/--tpg), everything "
+      "checked against the kernel's parameters and contract");
   auto o = std::make_shared<RunOptions>();
   cmd->add_option("kernel", o->kernel,
                   "The kernel's name (see `iron list kernels --params`); without the options "
@@ -276,8 +333,13 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--out-shape", o->out_shapes,
                   "NAME=D0[,D1…]: an output's shape (default: the first input's shape)");
   cmd->add_option("--const", o->constants, "NAME=VALUE for each constexpr");
-  cmd->add_option("--grid", o->grid, "Threadgroups (not threads) per axis: X[,Y[,Z]] (required)");
-  cmd->add_option("--tpg", o->tpg, "Threads per group per axis: X[,Y[,Z]] (required)");
+  cmd->add_option("--grid", o->grid,
+                  "Threadgroups (not threads) per axis: X[,Y[,Z]] (default: the kernel's "
+                  "geometry chooses; given, it is used as is)");
+  cmd->add_option("--tpg", o->tpg,
+                  "Threads per group per axis: X[,Y[,Z]] (default: the kernel's geometry "
+                  "chooses; given, it is used as is and the geometry plans the group count "
+                  "for it)");
   cmd->add_option("--dtype", o->dtype, "The float type T is bound to (default f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   std::vector<std::string> backends = backend_names();

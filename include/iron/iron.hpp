@@ -1,9 +1,12 @@
-/// The one header a kernel file includes: the DSL, its control flow and intrinsics.
+/// The one header a kernel file includes: the DSL, its control flow, intrinsics, register arrays
+/// and launch geometry.
 #pragma once
 
 #include "iron/dsl/control.hpp"
 #include "iron/dsl/expr.hpp"
+#include "iron/dsl/geometry.hpp"
 #include "iron/dsl/intrinsics.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/dsl/memory.hpp"
+#include "iron/dsl/registers.hpp"
 #include "iron/dsl/types.hpp"

@@ -14,10 +14,13 @@
 /// - `positions [new_tokens]` u32: distinct, each < max_seq (two tokens at one position race)
 /// - `k_cache, v_cache [heads, max_seq, head_dim]` T, InOut: written only at `positions`, every
 ///   other element keeps what it holds
+/// - head_dim a multiple of 8 (every head dimension in use is)
 ///
 /// ## Dispatch
-/// Elementwise, grid-stride: any grid. Thread i copies elements i, i + T, … of k and v (T =
-/// threads in the grid). Best: new_tokens · heads · head_dim threads.
+/// Elementwise, grid-stride over chunks of 8 consecutive elements of a head (head_dim is a
+/// multiple of 8, a rule the guard checks): any grid. Thread i copies chunks i, i + T, … (T =
+/// threads in the grid) of k and v, each with 16-byte accesses (two of them in f32). Best:
+/// new_tokens · heads · head_dim / 8 threads.
 #include <algorithm>
 #include <iron/iron.hpp>
 #include <numeric>
@@ -26,30 +29,46 @@
 namespace iron::kernels {
 using namespace iron::dsl;
 
+namespace {
+constexpr std::uint32_t kChunk = 8;  // elements per thread and iteration: 16 bytes of f16/bf16
+}  // namespace
+
 IRON_KERNEL(iron_kv_append, (Tensor<T> k, Tensor<T> v, Tensor<u32> positions, InOut<T> k_cache,
                              InOut<T> v_cache, Constexpr<u32> new_tokens, Constexpr<u32> heads,
                              Constexpr<u32> head_dim, Constexpr<u32> max_seq)) {
   dispatch(elementwise);
-  grid("[<= ceil_div(new_tokens * heads * head_dim, tpg), 1, 1]");
+  static_assert(kChunk == 8, "the grid rule below counts chunks of 8");
+  grid("[<= ceil_div(new_tokens * heads * head_dim / 8, tpg), 1, 1]");
   layout(k, "[new_tokens, heads, head_dim]");
   layout(v, "[new_tokens, heads, head_dim]");
   layout(positions, "[new_tokens]");
   layout_at_least(k_cache, "[heads, max_seq, head_dim]");
   layout_at_least(v_cache, "[heads, max_seq, head_dim]");
-  auto token_stride = heads * head_dim;
-  for (auto i : range(global_id<0>(), new_tokens * token_stride, grid_threads<0>())) {
-    auto h = i % token_stride / head_dim;
-    auto slot = h * max_seq + load(positions[i / token_stride]);
-    auto index = slot * head_dim + i % head_dim;
-    store(k_cache[index], load(k[i]));
-    store(v_cache[index], load(v[i]));
+  require_multiple_of(head_dim, kChunk);  // every chunk lies in one head: whole 16-byte vectors
+  auto chunks = head_dim / kChunk;        // per (token, head) row
+  for (auto i : range(global_id<0>(), new_tokens * heads * chunks, grid_threads<0>())) {
+    auto row = i / chunks;  // token * heads + head
+    auto first = i % chunks * kChunk;
+    auto slot = row % heads * max_seq + load(positions[row / heads]);
+    auto from = row * head_dim + first;
+    auto to = slot * head_dim + first;
+    for (std::uint32_t e = 0; e < kChunk; ++e) store(k_cache[to + e], load(k[from + e]));
+    for (std::uint32_t e = 0; e < kChunk; ++e) store(v_cache[to + e], load(v[from + e]));
   }
+}
+
+// One chunk of 8 elements per thread, in groups of 256.
+IRON_GEOMETRY(iron_kv_append) {
+  const std::uint64_t chunks =
+      q.constant("new_tokens") * q.constant("heads") * q.constant("head_dim") / kChunk;
+  return Geometry::elementwise(std::max<std::uint64_t>(chunks, 1), q.threads_per_group(256));
 }
 
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -121,8 +140,8 @@ bench::BenchSetup kv_append_bench(const KvShape& s, std::uint32_t start, DType d
   const std::size_t cached = s.heads * s.max_seq * s.head_dim;
   std::vector<std::uint32_t> pos(s.new_tokens);
   std::iota(pos.begin(), pos.end(), start);
-  return bench::BenchSetup("iron_kv_append", dt)
-      .random("k", fresh)
+  bench::BenchSetup setup("iron_kv_append", dt);
+  setup.random("k", fresh)
       .random("v", fresh)
       .input_u32("positions", pos)
       .output("k_cache", cached)
@@ -131,8 +150,8 @@ bench::BenchSetup kv_append_bench(const KvShape& s, std::uint32_t start, DType d
       .constant("new_tokens", static_cast<double>(s.new_tokens))
       .constant("heads", static_cast<double>(s.heads))
       .constant("head_dim", static_cast<double>(s.head_dim))
-      .constant("max_seq", static_cast<double>(s.max_seq))
-      .grid_1d(fresh, 256)
+      .constant("max_seq", static_cast<double>(s.max_seq));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(4 * fresh * dtype_size(dt) + s.new_tokens * sizeof(std::uint32_t))
       .peer("kv_append", {{"new_tokens", static_cast<double>(s.new_tokens)},
                           {"heads", static_cast<double>(s.heads)},
@@ -146,12 +165,13 @@ bench::BenchSetup kv_append_bench(const KvShape& s, std::uint32_t start, DType d
 // A prefill chunk of 16 tokens at scattered positions of a 64-slot cache, 8 heads of 128.
 IRON_TEST(iron_kv_append, scattered_tokens, F32, F16, BF16) {
   const KvShape s{16, 8, 128, 64};
-  return kv_append_setup(s, scattered_positions(s.new_tokens, s.max_seq, rng), 64, 256, dt, rng);
+  return kv_append_setup(s, scattered_positions(s.new_tokens, s.max_seq, rng), 8, 256, dt, rng);
 }
 
-// Odd sizes everywhere and a grid far smaller than the work, so the grid-stride loop wraps.
+// Odd sizes everywhere but head_dim (five chunks of 8) and a grid far smaller than the work,
+// so the grid-stride loop wraps.
 IRON_TEST(iron_kv_append, ragged_small_grid, F32, F16, BF16) {
-  const KvShape s{5, 3, 36, 37};
+  const KvShape s{5, 3, 40, 37};
   return kv_append_setup(s, scattered_positions(s.new_tokens, s.max_seq, rng), 2, 32, dt, rng);
 }
 

@@ -8,7 +8,8 @@
 ///
 /// ## Error bound
 /// Absolute, per row, then the final rounding (u relative in f32; 2^-11 f16, 2^-8 bf16), with
-/// u = 2^-24, d = ⌈n/tpg⌉ + tpg − 2 (at most n − 1) the addition depth of a row sum, μ the row's
+/// u = 2^-24, d = L·⌈⌈n/L⌉/tpg⌉ + tpg − 2 (at most n − 1; L the elements of a 16-byte vector)
+/// the addition depth of a row sum, μ the row's
 /// mean and D = max_k |x_k − μ|: the first-pass mean errs by E_μ = γ_{d+1}·mean|x|; the centred
 /// values a_k = x_k − mean then have mean|a| ≤ A = mean|x − μ| + E_μ and mean a² ≤ M; the
 /// correction errs by γ_{d+2}·A; the variance by E_v = γ_{d+5}·M + 2γ_{d+2}·A², so var + eps by
@@ -24,7 +25,9 @@
 ///
 /// ## Dispatch
 /// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
-/// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
+/// 32 ≤ tpg ≤ 1024. Any n ≥ 1. A row that fits the group's registers (n a multiple of L,
+/// n ≤ 4·L·tpg) is read once (resident_row.hpp); a longer or ragged one three times, each
+/// thread striding over it by tpg.
 #include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
@@ -42,10 +45,25 @@ IRON_KERNEL(iron_layer_norm,
   layout(weight, "[n]");
   layout(out, "[groups.x, n]");
   auto base = program_id<0>() * n;
-  auto row = row_moments(inp, base, n, eps);
-  for (auto j : range(thread_id<0>(), n, group_size<0>())) {
-    auto v = row.normalized(cast<f32>(load(inp[base + j])));
-    store(out[base + j], cast<T>(v * cast<f32>(load(weight[j]))));
+  IRON_IF(ResidentRow<T>::fits(n)) {
+    ResidentRow<T> resident(inp, base, n);
+    auto row = row_moments(resident, n, eps);
+    resident.store(out, base,
+                   [&](const Expr<u32>& column, const typename ResidentRow<T>::Lanes& x) {
+                     const auto w = load_lanes<ResidentRow<T>::kLanes>(weight[column]);
+                     typename ResidentRow<T>::Vector y;
+                     for (std::size_t e = 0; e < x.size(); ++e) {
+                       y[e] = cast<T>(row.normalized(x[e].get()) * cast<f32>(w[e]));
+                     }
+                     return y;
+                   });
+  }
+  IRON_ELSE {
+    auto row = row_moments(inp, base, n, eps);
+    for (auto j : range(thread_id<0>(), n, group_size<0>())) {
+      auto v = row.normalized(cast<f32>(load(inp[base + j])));
+      store(out[base + j], cast<T>(v * cast<f32>(load(weight[j]))));
+    }
   }
 }
 
@@ -58,17 +76,38 @@ IRON_KERNEL(iron_layer_norm_bias, (Tensor<T> inp, Tensor<T> weight, Tensor<T> bi
   layout(bias, "[n]");
   layout(out, "[groups.x, n]");
   auto base = program_id<0>() * n;
-  auto row = row_moments(inp, base, n, eps);
-  for (auto j : range(thread_id<0>(), n, group_size<0>())) {
-    auto v = row.normalized(cast<f32>(load(inp[base + j])));
-    store(out[base + j], cast<T>(fma(v, cast<f32>(load(weight[j])), cast<f32>(load(bias[j])))));
+  IRON_IF(ResidentRow<T>::fits(n)) {
+    ResidentRow<T> resident(inp, base, n);
+    auto row = row_moments(resident, n, eps);
+    resident.store(
+        out, base, [&](const Expr<u32>& column, const typename ResidentRow<T>::Lanes& x) {
+          const auto w = load_lanes<ResidentRow<T>::kLanes>(weight[column]);
+          const auto b = load_lanes<ResidentRow<T>::kLanes>(bias[column]);
+          typename ResidentRow<T>::Vector y;
+          for (std::size_t e = 0; e < x.size(); ++e) {
+            y[e] = cast<T>(fma(row.normalized(x[e].get()), cast<f32>(w[e]), cast<f32>(b[e])));
+          }
+          return y;
+        });
+  }
+  IRON_ELSE {
+    auto row = row_moments(inp, base, n, eps);
+    for (auto j : range(thread_id<0>(), n, group_size<0>())) {
+      auto v = row.normalized(cast<f32>(load(inp[base + j])));
+      store(out[base + j], cast<T>(fma(v, cast<f32>(load(weight[j])), cast<f32>(load(bias[j])))));
+    }
   }
 }
+
+// One group per row, sized to hold the row in registers (resident_row.hpp).
+IRON_GEOMETRY(iron_layer_norm) { return resident_row_geometry(q, "inp"); }
+IRON_GEOMETRY(iron_layer_norm_bias) { return resident_row_geometry(q, "inp"); }
 
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -100,10 +139,10 @@ std::vector<float> layer_norm_oracle(const std::vector<float>& x, const std::vec
 
 /// The absolute error bound of the doc comment for these rows, the largest over the rows.
 double layer_norm_error(const std::vector<float>& x, const std::vector<float>& w, std::size_t rows,
-                        std::size_t n, std::uint32_t tpg, float eps) {
+                        std::size_t n, std::uint32_t tpg, float eps, DType dt) {
   namespace tol = testing::tolerance;
   const double u = tol::unit_roundoff(DType::F32);
-  const std::size_t d = tol::group_sum_depth(n, tpg);
+  const std::size_t d = tol::group_sum_depth(n, tpg, tol::lanes_per_vector(dt));
   double most = 0.0;
   for (std::size_t r = 0; r < rows; ++r) {
     const float* row = &x[r * n];
@@ -157,7 +196,7 @@ testing::TestSetup layer_norm_setup(bool with_bias, std::size_t rows, std::size_
       .constant("n", static_cast<double>(n))
       .constant("eps", eps)
       .expect("out", layer_norm_oracle(x, w, b, rows, n, eps))
-      .tolerance(testing::tolerance::stored(dt, layer_norm_error(x, w, rows, n, tpg, eps),
+      .tolerance(testing::tolerance::stored(dt, layer_norm_error(x, w, rows, n, tpg, eps, dt),
                                             testing::tolerance::gamma(1)))
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
@@ -165,23 +204,14 @@ testing::TestSetup layer_norm_setup(bool with_bias, std::size_t rows, std::size_
 /// The spread around a mean of ±1000 that leaves the row a variance after rounding to `dt`.
 float large_mean_spread(DType dt) { return dt == DType::BF16 ? 32.0f : 1.0f; }
 
-/// Four 16-byte vectors of the row per thread: measured on an H200 at 16384 × 4096, 128
-/// threads (bf16) ran 1.4× faster than 512, whose groups spend more of their time in the
-/// three reductions with fewer rows in flight.
-std::uint32_t bench_group_size(std::size_t n, DType dt) {
-  return static_cast<std::uint32_t>(std::clamp<std::size_t>(n * dtype_size(dt) / 64, 32, 1024));
-}
-
 bench::BenchSetup layer_norm_bench(bool with_bias, std::size_t rows, std::size_t n, DType dt) {
   const std::size_t row_bytes = rows * n * dtype_size(dt);
   const std::size_t params = (with_bias ? 2 : 1) * n * dtype_size(dt);
-  auto bench = bench::BenchSetup(with_bias ? "iron_layer_norm_bias" : "iron_layer_norm", dt);
-  bench.random("inp", rows * n).random("weight", n, 0.5f, 1.5f);
-  if (with_bias) bench.random("bias", n);
-  return bench.output("out", rows * n)
-      .constant("n", static_cast<double>(n))
-      .constant("eps", 1e-5)
-      .grid_rows(static_cast<std::uint32_t>(rows), bench_group_size(n, dt))
+  bench::BenchSetup setup(with_bias ? "iron_layer_norm_bias" : "iron_layer_norm", dt);
+  setup.random("inp", rows * n).random("weight", n, 0.5f, 1.5f);
+  if (with_bias) setup.random("bias", n);
+  setup.output("out", rows * n).constant("n", static_cast<double>(n)).constant("eps", 1e-5);
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(2 * row_bytes + params)
       .peer("layer_norm", {{"rows", static_cast<double>(rows)},
                            {"n", static_cast<double>(n)},
@@ -201,6 +231,16 @@ IRON_TEST(iron_layer_norm, ragged_rows, F32, F16, BF16) {
 }
 
 // A single-element row is its own mean: the output is exactly 0 (eps keeps 1/sqrt finite).
+// Rows longer than the group's registers hold (four 16-byte vectors a thread) stream instead.
+IRON_TEST(iron_layer_norm, rows_past_the_registers, F32, F16, BF16) {
+  return layer_norm_setup(false, 2, 2056, 64, 0.0f, 2.0f, dt, rng);
+}
+
+// One vector per row: most threads hold nothing.
+IRON_TEST(iron_layer_norm_bias, one_vector_rows, F32, F16, BF16) {
+  return layer_norm_setup(true, 3, 8, 64, 0.0f, 2.0f, dt, rng);
+}
+
 IRON_TEST(iron_layer_norm, single_element_rows, F32, F16, BF16) {
   return layer_norm_setup(false, 4, 1, 32, 0.0f, 2.0f, dt, rng);
 }

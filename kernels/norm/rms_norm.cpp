@@ -5,7 +5,8 @@
 /// ## Error bound
 /// Relative, per element: γ_k with k = ⌈(d + 3) / 2⌉ + 7 (u = 2^-24), then the rounding to T
 /// (2^-11 f16, 2^-8 bf16). The sum of squares (one rounding per square, addition depth
-/// d = ⌈n/tpg⌉ + tpg − 2, at most n − 1, all terms positive), the division by n and the + eps
+/// d = L·⌈⌈n/L⌉/tpg⌉ + tpg − 2, at most n − 1, L the elements of a 16-byte vector; all terms
+/// positive), the division by n and the + eps
 /// err by γ_{d+3}, which the square root halves (+1 for the second-order term); rsqrt errs by
 /// 2 ulp (4u); the two products round once each.
 ///
@@ -16,10 +17,14 @@
 ///
 /// ## Dispatch
 /// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
-/// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
+/// 32 ≤ tpg ≤ 1024. Any n ≥ 1. A row that fits the group's registers (n a multiple of L,
+/// n ≤ 4·L·tpg) is read once (resident_row.hpp); a longer or ragged one twice, each thread
+/// striding over it by tpg.
 #include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
+
+#include "../primitives/resident_row.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -35,23 +40,39 @@ IRON_KERNEL(iron_rms_norm,
   auto tid = thread_id<0>();
   auto tpg = group_size<0>();
 
-  Var<f32> local_squares = 0.0f;
-  for (auto j : range(tid, n, tpg)) {
-    auto v = cast<f32>(load(inp[base + j]));
-    local_squares += v * v;
+  IRON_IF(ResidentRow<T>::fits(n)) {
+    ResidentRow<T> row(inp, base, n);
+    auto inv_rms = rsqrt(row.sum([](const Expr<f32>& x) { return x * x; }) / cast<f32>(n) + eps);
+    row.store(out, base, [&](const Expr<u32>& column, const typename ResidentRow<T>::Lanes& x) {
+      const auto w = load_lanes<ResidentRow<T>::kLanes>(weight[column]);
+      typename ResidentRow<T>::Vector y;
+      for (std::size_t e = 0; e < x.size(); ++e) y[e] = cast<T>(x[e] * inv_rms * cast<f32>(w[e]));
+      return y;
+    });
   }
-  auto inv_rms = rsqrt(reduce_sum(local_squares) / cast<f32>(n) + eps);
+  IRON_ELSE {
+    Var<f32> local_squares = 0.0f;
+    for (auto j : range(tid, n, tpg)) {
+      auto v = cast<f32>(load(inp[base + j]));
+      local_squares += v * v;
+    }
+    auto inv_rms = rsqrt(reduce_sum(local_squares) / cast<f32>(n) + eps);
 
-  for (auto j : range(tid, n, tpg)) {
-    auto v = cast<f32>(load(inp[base + j])) * inv_rms * cast<f32>(load(weight[j]));
-    store(out[base + j], cast<T>(v));
+    for (auto j : range(tid, n, tpg)) {
+      auto v = cast<f32>(load(inp[base + j])) * inv_rms * cast<f32>(load(weight[j]));
+      store(out[base + j], cast<T>(v));
+    }
   }
 }
+
+// One group per row, sized to hold the row in registers (resident_row.hpp).
+IRON_GEOMETRY(iron_rms_norm) { return resident_row_geometry(q, "inp"); }
 
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -75,9 +96,9 @@ std::vector<float> rms_norm_oracle(const std::vector<float>& x, const std::vecto
 }
 
 /// k of the error bound γ_k (see the doc comment).
-std::size_t rms_norm_error_u(std::size_t n, std::uint32_t tpg) {
+std::size_t rms_norm_error_u(std::size_t n, std::uint32_t tpg, DType dt) {
   namespace tol = testing::tolerance;
-  return (tol::group_sum_depth(n, tpg) + 4) / 2 + 1 + tol::kRsqrtU + 2;
+  return (tol::group_sum_depth(n, tpg, tol::lanes_per_vector(dt)) + 4) / 2 + 1 + tol::kRsqrtU + 2;
 }
 
 testing::TestSetup rms_norm_setup(std::size_t rows, std::size_t n, std::uint32_t tpg, float spread,
@@ -92,7 +113,7 @@ testing::TestSetup rms_norm_setup(std::size_t rows, std::size_t n, std::uint32_t
       .constant("n", static_cast<double>(n))
       .constant("eps", eps)
       .expect("out", rms_norm_oracle(x, w, rows, n, eps))
-      .tolerance(testing::tolerance::relative(dt, rms_norm_error_u(n, tpg)))
+      .tolerance(testing::tolerance::relative(dt, rms_norm_error_u(n, tpg, dt)))
       .grid_rows(static_cast<std::uint32_t>(rows), tpg);
 }
 
@@ -105,6 +126,16 @@ IRON_TEST(iron_rms_norm, hidden_4096, F32, F16, BF16) {
 // A row length that is not a multiple of the group size, and a single-element row.
 IRON_TEST(iron_rms_norm, ragged_rows, F32, F16, BF16) {
   return rms_norm_setup(3, 999, 64, 2.0f, dt, rng);
+}
+
+// Rows longer than the group's registers hold (four 16-byte vectors a thread) stream instead.
+IRON_TEST(iron_rms_norm, rows_past_the_registers, F32, F16, BF16) {
+  return rms_norm_setup(2, 2056, 64, 2.0f, dt, rng);
+}
+
+// One vector per row: most threads hold nothing.
+IRON_TEST(iron_rms_norm, one_vector_rows, F32, F16, BF16) {
+  return rms_norm_setup(3, 8, 64, 2.0f, dt, rng);
 }
 
 IRON_TEST(iron_rms_norm, single_element_rows, F32, F16, BF16) {
@@ -122,15 +153,13 @@ namespace iron::kernels {
 namespace {
 
 bench::BenchSetup rms_norm_bench(std::size_t rows, std::size_t n, DType dt) {
-  return bench::BenchSetup("iron_rms_norm", dt)
-      .random("inp", rows * n)
+  bench::BenchSetup setup("iron_rms_norm", dt);
+  setup.random("inp", rows * n)
       .random("weight", n, 0.5f, 1.5f)
       .output("out", rows * n)
       .constant("n", static_cast<double>(n))
-      .constant("eps", 1e-6)
-      .grid_rows(static_cast<std::uint32_t>(rows),
-                 static_cast<std::uint32_t>(std::clamp<std::size_t>(n * dtype_size(dt) / 64, 32,
-                                                                    1024)))  // 4 vectors each
+      .constant("eps", 1e-6);
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved((2 * rows * n + n) * dtype_size(dt))
       .flops(4 * rows * n)
       .peer("rms_norm",

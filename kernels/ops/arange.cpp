@@ -24,11 +24,18 @@ IRON_KERNEL(iron_arange,
   IRON_IF(i < n) { store(out[i], cast<T>(start + cast<f32>(i) * step)); }
 }
 
+// One thread per element in groups of 256.
+IRON_GEOMETRY(iron_arange) {
+  return Geometry::elementwise(q.constant("n"), q.threads_per_group(256));
+}
+
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
+#include <iron/testing/geometry.hpp>
 #include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
@@ -45,27 +52,27 @@ testing::TestSetup arange_setup(std::size_t n, float start, float step, DType dt
   const double oracle_u = dt == DType::F32 ? 0.0 : tol::unit_roundoff(dt);
   const double oracle_eta = dt == DType::F32 ? 0.0 : tol::underflow(dt);
   const double largest_product = std::fabs(double{step}) * static_cast<double>(n - 1);
-  return testing::TestSetup("iron_arange", dt)
-      .output("out", n)
+  testing::TestSetup setup("iron_arange", dt);
+  setup.output("out", n)
       .constant("start", start)
       .constant("step", step)
       .constant("n", static_cast<double>(n))
       .expect("out", testing::round_through(want, dt))
       .tolerance(
-          tol::stored(dt, tol::gamma(1) * largest_product + oracle_eta, tol::gamma(1) + oracle_u))
-      .grid_1d(n, 128);
+          tol::stored(dt, tol::gamma(1) * largest_product + oracle_eta, tol::gamma(1) + oracle_u));
+  return setup.grid(testing::geometry_grid(setup));
 }
 
 }  // namespace
 
 IRON_BENCH(iron_arange, n64m, F32, BF16) {
   const std::size_t n = std::size_t{1} << 26;
-  return bench::BenchSetup("iron_arange", dt)
-      .output("out", n)
+  bench::BenchSetup setup("iron_arange", dt);
+  setup.output("out", n)
       .constant("start", 0.0)
       .constant("step", 1.0)
-      .constant("n", static_cast<double>(n))
-      .grid_1d(n, 256)
+      .constant("n", static_cast<double>(n));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(n * dtype_size(dt))
       .peer("arange", {{"n", static_cast<double>(n)}});
 }

@@ -1,13 +1,16 @@
 /// iron_argmax: values[r] = max_j x[r, j] and indices[r] = the smallest j where x[r, j] is it.
 ///
-/// One pass over the row. Each thread walks its elements in increasing j (eight loads in flight
-/// at a time) and keeps the first strictly greater one, so it holds its own (maximum, smallest
-/// index). The group then takes the maximum of the values (reduce_max) and, among the threads that
-/// hold it, the smallest index (reduce_min over the index, or 0xFFFFFFFF for threads that do not
-/// hold it): ties go to the smallest index, deterministically. A thread with no element of the row
-/// holds -inf at its own thread id, which is never below the index of a real -inf element (thread 0
-/// holds index 0), so a row of -inf gives index 0. NaN compares false and never wins (unlike
-/// torch.argmax, which returns a NaN's index); a row of NaN gives value -inf, index 0.
+/// One pass over the row. Each thread walks its elements in increasing j and keeps the first
+/// strictly greater one, so it holds its own (maximum, smallest index); vectorize widens the walk
+/// to 16-byte loads (8 elements of f16/bf16, 4 of f32) when n is a multiple of the width, each
+/// thread then walking runs of consecutive elements, still in increasing j. The group then takes
+/// the maximum of the values (reduce_max) and, among the threads that hold it, the smallest index
+/// (reduce_min over the index, or 0xFFFFFFFF for threads that do not hold it): ties go to the
+/// smallest index, deterministically, however the elements were split among the threads. A
+/// thread with no element of the row holds -inf at its own thread id, which is never below the
+/// index of a real -inf element (thread 0 holds index 0), so a row of -inf gives index 0. NaN
+/// compares false and never wins (unlike torch.argmax, which returns a NaN's index); a row of
+/// NaN gives value -inf, index 0.
 ///
 /// ## Error bound
 /// Exact: max and its index are selected, no arithmetic.
@@ -21,17 +24,12 @@
 /// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
 /// 32 ≤ tpg ≤ 1024. Any n ≥ 1; thread 0 stores.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <iron/iron.hpp>
 #include <limits>
 
 namespace iron::kernels {
 using namespace iron::dsl;
-
-namespace {
-constexpr std::uint32_t kUnroll = 8;  // elements per thread per iteration
-}  // namespace
 
 IRON_KERNEL(iron_argmax, (Tensor<T> inp, Out<T> values, Out<u32> indices, Constexpr<u32> n)) {
   dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
@@ -43,23 +41,14 @@ IRON_KERNEL(iron_argmax, (Tensor<T> inp, Out<T> values, Out<u32> indices, Conste
   auto base = row * n;
   auto tid = thread_id<0>();
 
-  // Each iteration loads kUnroll elements (tid + e * tpg) before comparing any: the loads are
-  // in flight together. Indices past the row are clamped for the load and their value is -inf.
-  auto tpg = group_size<0>();
-  auto last = n - 1u;
   Var<f32> best = -infinity;
   Var<u32> best_index = tid;
-  for (auto first : range(tid, n, tpg * kUnroll)) {
-    std::array<Expr<f32>, kUnroll> v;
-    for (std::uint32_t e = 0; e < kUnroll; ++e) {
-      auto j = first + e * tpg;
-      v[e] = select(j < n, cast<f32>(load(inp[base + min(j, last)])), -infinity);
-    }
-    for (std::uint32_t e = 0; e < kUnroll; ++e) {
-      auto better = v[e] > best;  // strict: a thread keeps the first of equal values
-      best_index = select(better, first + e * tpg, best_index);
-      best = select(better, v[e], best);
-    }
+  for (auto j : range(tid, n, group_size<0>())) {
+    auto v = cast<f32>(load(inp[base + j]));
+    auto held = Expr<f32>(best);
+    auto better = v > held;  // strict: a thread keeps the first of equal values
+    best_index = select(better, j, best_index);
+    best = select(better, v, held);
   }
   auto row_max = reduce_max(best);
   auto index = reduce_min(select(best == row_max, Expr<u32>(best_index), 0xFFFFFFFFu));
@@ -69,10 +58,18 @@ IRON_KERNEL(iron_argmax, (Tensor<T> inp, Out<T> values, Out<u32> indices, Conste
   }
 }
 
+// A group per row, of one thread per 16-byte vector of the row (whole simdgroups, at most 1024).
+IRON_GEOMETRY(iron_argmax) {
+  const std::uint64_t n = std::max<std::uint64_t>(q.constant("n"), 1);
+  return Geometry::per_row(q.tensor_elements("inp") / n,
+                           whole_simdgroups(vector_count(n, q.dtype), 1024));
+}
+
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -119,12 +116,12 @@ std::vector<float> tied_values(std::size_t count, int levels, testing::Rng& rng)
 }
 
 bench::BenchSetup argmax_bench(std::size_t rows, std::size_t n, DType dt) {
-  return bench::BenchSetup("iron_argmax", dt)
-      .random("inp", rows * n)
+  bench::BenchSetup setup("iron_argmax", dt);
+  setup.random("inp", rows * n)
       .output("values", rows)
       .output("indices", rows)
-      .constant("n", static_cast<double>(n))
-      .grid_rows(static_cast<std::uint32_t>(rows), 1024)
+      .constant("n", static_cast<double>(n));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(rows * n * dtype_size(dt) + rows * (dtype_size(dt) + 4))
       .peer("argmax", {{"rows", static_cast<double>(rows)}, {"n", static_cast<double>(n)}});
 }
@@ -139,10 +136,21 @@ IRON_TEST(iron_argmax, vocab_rows, F32, F16, BF16) {
                       1024, dt);
 }
 
-// Every row's maximum occurs ~n/4 times in every thread and unrolled iteration (999 = 3 * 256
-// + 231 with 32 threads): the smallest index must win.
+// Every row's maximum occurs ~n/4 times in every thread (999 elements on 32 threads, an odd n:
+// the scalar walk): the smallest index must win.
 IRON_TEST(iron_argmax, ties_smallest_index, F32, F16, BF16) {
   return argmax_setup(tied_values(std::size_t{5} * 999, 4, rng), 5, 999, 32, dt);
+}
+
+// The same with n = 1024: the 16-byte walk (runs of 8 or 4 elements per thread), where the
+// maximum occurs many times within one thread's run and across the threads.
+IRON_TEST(iron_argmax, ties_smallest_index_wide, F32, F16, BF16) {
+  return argmax_setup(tied_values(std::size_t{5} * 1024, 4, rng), 5, 1024, 32, dt);
+}
+
+// n = 6: the 8-byte walk in f32 (n is a multiple of 2, not of 4), fewer elements than threads.
+IRON_TEST(iron_argmax, short_rows_narrow_vectors, F32, F16, BF16) {
+  return argmax_setup(tied_values(std::size_t{4} * 6, 3, rng), 4, 6, 32, dt);
 }
 
 // A constant row (index 0), a row of -inf (index 0, value -inf), and the maximum last.

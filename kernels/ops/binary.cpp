@@ -18,6 +18,7 @@
 /// in the grid). Row broadcast: reduction, one group per row (`rows` groups) of at most 1024
 /// threads, each striding over the row by the group size. The vectorizer turns both loops into
 /// 16-byte accesses when n allows.
+#include <algorithm>
 #include <iron/iron.hpp>
 
 namespace iron::kernels {
@@ -93,10 +94,38 @@ IRON_KERNEL(iron_div_row, (Tensor<T> a, Tensor<T> b, Out<T> out, Constexpr<u32> 
   binary_row<BinaryOp::Div>(a, b, out, n);
 }
 
+namespace {
+
+/// One 16-byte access per thread in groups of 256: each thread's loop runs once when n fills
+/// whole vectors.
+Geometry same_shape_geometry(const GeometryQuery& q) {
+  return Geometry::elementwise(vector_count(q.constant("n"), q.dtype), q.threads_per_group(256));
+}
+
+/// One group per row, of one thread per 16-byte vector of the row (whole simdgroups, at most
+/// 512): each thread's loop runs once for rows up to 512 vectors.
+Geometry row_geometry(const GeometryQuery& q) {
+  const std::uint64_t n = q.constant("n");
+  return Geometry::per_row(q.tensor_elements("a") / std::max<std::uint64_t>(n, 1),
+                           whole_simdgroups(vector_count(n, q.dtype), 512));
+}
+
+}  // namespace
+
+IRON_GEOMETRY(iron_add) { return same_shape_geometry(q); }
+IRON_GEOMETRY(iron_sub) { return same_shape_geometry(q); }
+IRON_GEOMETRY(iron_mul) { return same_shape_geometry(q); }
+IRON_GEOMETRY(iron_div) { return same_shape_geometry(q); }
+IRON_GEOMETRY(iron_add_row) { return row_geometry(q); }
+IRON_GEOMETRY(iron_sub_row) { return row_geometry(q); }
+IRON_GEOMETRY(iron_mul_row) { return row_geometry(q); }
+IRON_GEOMETRY(iron_div_row) { return row_geometry(q); }
+
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -192,24 +221,24 @@ testing::TestSetup row_setup(BinaryOp op, std::size_t rows, std::size_t n, std::
 
 bench::BenchSetup same_shape_bench(BinaryOp op, std::size_t n, DType dt) {
   const std::size_t bytes = n * dtype_size(dt);
-  return bench::BenchSetup(kernel_name(op, false), dt)
-      .random("a", n)
+  bench::BenchSetup setup(kernel_name(op, false), dt);
+  setup.random("a", n)
       .random("b", n, 0.5f, 2.0f)
       .output("out", n)
-      .constant("n", static_cast<double>(n))
-      .grid_1d(bytes / 16, 256)
+      .constant("n", static_cast<double>(n));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(3 * bytes)
       .flops(n)
       .peer(op_name(op), {{"n", static_cast<double>(n)}});
 }
 
 bench::BenchSetup row_bench(BinaryOp op, std::size_t rows, std::size_t n, DType dt) {
-  return bench::BenchSetup(kernel_name(op, true), dt)
-      .random("a", rows * n)
+  bench::BenchSetup setup(kernel_name(op, true), dt);
+  setup.random("a", rows * n)
       .random("b", n, 0.5f, 2.0f)
       .output("out", rows * n)
-      .constant("n", static_cast<double>(n))
-      .grid_rows(static_cast<std::uint32_t>(rows), 512)
+      .constant("n", static_cast<double>(n));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved((2 * rows * n + n) * dtype_size(dt))
       .flops(rows * n)
       .peer(std::string(op_name(op)) + "_row",

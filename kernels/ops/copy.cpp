@@ -23,10 +23,17 @@ IRON_KERNEL(iron_copy, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
   for (auto i : range(global_id<0>(), n, grid_threads<0>())) store(out[i], load(inp[i]));
 }
 
+// One 16-byte access per thread in groups of 256: each thread's loop runs once when n fills
+// whole vectors.
+IRON_GEOMETRY(iron_copy) {
+  return Geometry::elementwise(vector_count(q.constant("n"), q.dtype), q.threads_per_group(256));
+}
+
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -59,11 +66,9 @@ extern "C" __global__ void reference_copy(const uint4* __restrict__ in, uint4* _
 bench::BenchSetup copy_bench(std::size_t n, DType dt) {
   const std::size_t bytes = n * dtype_size(dt);
   const auto vectors = static_cast<std::uint32_t>(bytes / 16);
-  return bench::BenchSetup("iron_copy", dt)
-      .random("inp", n)
-      .output("out", n)
-      .constant("n", static_cast<double>(n))
-      .grid_1d(bytes / 16, 256)
+  bench::BenchSetup setup("iron_copy", dt);
+  setup.random("inp", n).output("out", n).constant("n", static_cast<double>(n));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(2 * bytes)
       .peer("copy", {{"n", static_cast<double>(n)}})
       .reference({"hand-written CUDA",

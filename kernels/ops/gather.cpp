@@ -42,10 +42,18 @@ IRON_KERNEL(iron_gather, (Tensor<T> table, Tensor<u32> idx, Out<T> out, Constexp
   }
 }
 
+// One group per index, of one thread per 16-byte vector of a row (whole simdgroups, at most
+// 512): each thread's loop runs once for rows up to 512 vectors.
+IRON_GEOMETRY(iron_gather) {
+  return Geometry::per_row(q.tensor_elements("idx"),
+                           whole_simdgroups(vector_count(q.constant("dim"), q.dtype), 512));
+}
+
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -80,13 +88,13 @@ testing::TestSetup gather_setup(const std::vector<std::uint32_t>& idx, std::size
 }
 
 bench::BenchSetup gather_bench(std::size_t rows, std::size_t vocab, std::size_t dim, DType dt) {
-  return bench::BenchSetup("iron_gather", dt)
-      .random("table", vocab * dim)
+  bench::BenchSetup setup("iron_gather", dt);
+  setup.random("table", vocab * dim)
       .random_u32("idx", rows, 0, static_cast<std::uint32_t>(vocab))
       .output("out", rows * dim)
       .constant("vocab", static_cast<double>(vocab))
-      .constant("dim", static_cast<double>(dim))
-      .grid_rows(static_cast<std::uint32_t>(rows), 512)
+      .constant("dim", static_cast<double>(dim));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(2 * rows * dim * dtype_size(dt) + rows * 4)
       .peer("embedding", {{"rows", static_cast<double>(rows)},
                           {"vocab", static_cast<double>(vocab)},

@@ -2,14 +2,15 @@
 ///
 /// Subtracting the row maximum keeps exp() in range for inputs of any magnitude, and the result
 /// is formed as a difference (never log of a quotient), so it stays exact where softmax would
-/// underflow to 0. The row statistics are the shared primitive row_stats(); everything
+/// underflow to 0. The row statistics come from the shared primitives; everything
 /// accumulates in f32 and only the final value is rounded to T.
 ///
 /// ## Error bound
 /// |err| ≤ θ / (1 − θ) + γ_4·|out| (u = 2^-24), then the rounding to T (2^-11 f16, 2^-8 bf16
 /// relative). The row's sum of exponentials errs by the relative θ = γ_{4 + Y + d}, as in
 /// iron_softmax (exp's 2 ulp = 4u; x − max's Y·u, Y the row's max − min capped at 104; the
-/// addition depth d = ⌈n/tpg⌉ + tpg − 2, at most n − 1), so its log by at most θ / (1 − θ);
+/// addition depth d = L·⌈⌈n/L⌉/tpg⌉ + tpg − 2, at most n − 1, L the elements of a 16-byte
+/// vector), so its log by at most θ / (1 − θ);
 /// logf's 1 ulp (2u), x − max and the final subtraction add γ_4 relative to |out|, which is at
 /// least both |x − max| and the log.
 ///
@@ -19,11 +20,14 @@
 ///
 /// ## Dispatch
 /// Reduction: one group per row (`rows` groups), `tpg` threads with tpg a multiple of 32,
-/// 32 ≤ tpg ≤ 1024. Any n ≥ 1: each thread strides over the row by tpg.
+/// 32 ≤ tpg ≤ 1024. Any n ≥ 1. A row that fits the group's registers (n a multiple of L,
+/// n ≤ 4·L·tpg) is read once (resident_row.hpp); a longer or ragged one three times, each
+/// thread striding over it by tpg.
 #include <algorithm>
 #include <cmath>
 #include <iron/iron.hpp>
 
+#include "../primitives/resident_row.hpp"
 #include "../primitives/row_stats.hpp"
 
 namespace iron::kernels {
@@ -35,18 +39,34 @@ IRON_KERNEL(iron_log_softmax, (Tensor<T> inp, Out<T> out, Constexpr<u32> n)) {
   layout(inp, "[groups.x, n]");
   layout(out, "[groups.x, n]");
   auto base = program_id<0>() * n;
-  const RowStats stats = row_stats(inp, base, n);
-  auto log_sum = log(stats.sum_exp);
   // (x - max) - log_sum, not x - (max + log_sum): max + log_sum would round at the scale of max.
-  for (auto j : range(thread_id<0>(), n, group_size<0>())) {
-    store(out[base + j], cast<T>((cast<f32>(load(inp[base + j])) - stats.max) - log_sum));
+  IRON_IF(ResidentRow<T>::fits(n)) {
+    ResidentRow<T> row(inp, base, n);
+    auto peak = row.max();
+    auto log_sum = log(row.sum([&](const Expr<f32>& x) { return exp(x - peak); }));
+    row.store(out, base, [&](const Expr<u32>&, const typename ResidentRow<T>::Lanes& x) {
+      typename ResidentRow<T>::Vector y;
+      for (std::size_t e = 0; e < x.size(); ++e) y[e] = cast<T>((x[e] - peak) - log_sum);
+      return y;
+    });
+  }
+  IRON_ELSE {
+    const RowStats stats = row_stats(inp, base, n);
+    auto log_sum = log(stats.sum_exp);
+    for (auto j : range(thread_id<0>(), n, group_size<0>())) {
+      store(out[base + j], cast<T>((cast<f32>(load(inp[base + j])) - stats.max) - log_sum));
+    }
   }
 }
+
+// One group per row, sized to hold the row in registers (resident_row.hpp).
+IRON_GEOMETRY(iron_log_softmax) { return resident_row_geometry(q, "inp"); }
 
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -77,7 +97,8 @@ testing::TestSetup log_softmax_setup(std::size_t rows, std::size_t n, std::uint3
   namespace tol = testing::tolerance;
   const auto y =
       static_cast<std::size_t>(std::ceil(std::min(tol::max_row_range(x, rows, n), 104.0)));
-  const double theta = tol::gamma(tol::kExpU + y + tol::group_sum_depth(n, tpg));
+  const double theta =
+      tol::gamma(tol::kExpU + y + tol::group_sum_depth(n, tpg, tol::lanes_per_vector(dt)));
   return testing::TestSetup("iron_log_softmax", dt)
       .input("inp", x)
       .output("out", rows * n)
@@ -89,11 +110,11 @@ testing::TestSetup log_softmax_setup(std::size_t rows, std::size_t n, std::uint3
 
 bench::BenchSetup log_softmax_bench(std::size_t rows, std::size_t n, DType dt) {
   const std::size_t bytes = rows * n * dtype_size(dt);
-  return bench::BenchSetup("iron_log_softmax", dt)
-      .random("inp", rows * n, -4.0f, 4.0f)
+  bench::BenchSetup setup("iron_log_softmax", dt);
+  setup.random("inp", rows * n, -4.0f, 4.0f)
       .output("out", rows * n)
-      .constant("n", static_cast<double>(n))
-      .grid_rows(static_cast<std::uint32_t>(rows), 512)
+      .constant("n", static_cast<double>(n));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(2 * bytes)
       .peer("log_softmax", {{"rows", static_cast<double>(rows)}, {"n", static_cast<double>(n)}});
 }
@@ -110,6 +131,15 @@ IRON_TEST(iron_log_softmax, ragged_rows, F32, F16, BF16) {
 }
 
 // A one-element row is log(1) = 0 exactly.
+// Rows longer than the group's registers hold, and a length no multiple of a vector: streamed.
+IRON_TEST(iron_log_softmax, rows_past_the_registers, F32, F16, BF16) {
+  return log_softmax_setup(2, 1032, 32, 4.0f, dt, rng);
+}
+
+IRON_TEST(iron_log_softmax, odd_rows, F32, F16, BF16) {
+  return log_softmax_setup(3, 999, 64, 4.0f, dt, rng);
+}
+
 IRON_TEST(iron_log_softmax, single_element_rows, F32, F16, BF16) {
   return log_softmax_setup(5, 1, 32, 4.0f, dt, rng);
 }

@@ -26,11 +26,19 @@ IRON_KERNEL(iron_scale, (Tensor<T> inp, Out<T> out, Constexpr<f32> alpha, Conste
   }
 }
 
+// One 16-byte access per thread in groups of 256: each thread's loop runs once when n fills
+// whole vectors.
+IRON_GEOMETRY(iron_scale) {
+  return Geometry::elementwise(vector_count(q.constant("n"), q.dtype), q.threads_per_group(256));
+}
+
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
+#include <iron/testing/geometry.hpp>
 #include <iron/testing/registry.hpp>
 
 namespace iron::kernels {
@@ -41,24 +49,24 @@ testing::TestSetup scale_setup(std::size_t n, float alpha, DType dt, testing::Rn
   const auto x = testing::round_through(rng.uniform(n, -8.0f, 8.0f), dt);
   std::vector<float> want(n);
   for (std::size_t i = 0; i < n; ++i) want[i] = static_cast<float>(double{alpha} * x[i]);
-  return testing::TestSetup("iron_scale", dt)
-      .input("inp", x)
+  testing::TestSetup setup("iron_scale", dt);
+  setup.input("inp", x)
       .output("out", n)
       .constant("alpha", alpha)
       .constant("n", static_cast<double>(n))
       .expect("out", want)
-      .tolerance(testing::tolerance::correctly_rounded(dt))
-      .grid_1d(n, 256);
+      .tolerance(testing::tolerance::correctly_rounded(dt));
+  return setup.grid(testing::geometry_grid(setup));
 }
 
 bench::BenchSetup scale_bench(std::size_t n, DType dt) {
   const std::size_t bytes = n * dtype_size(dt);
-  return bench::BenchSetup("iron_scale", dt)
-      .random("inp", n)
+  bench::BenchSetup setup("iron_scale", dt);
+  setup.random("inp", n)
       .output("out", n)
       .constant("alpha", 2.5)
-      .constant("n", static_cast<double>(n))
-      .grid_1d(bytes / 16, 256)
+      .constant("n", static_cast<double>(n));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(2 * bytes)
       .flops(n)
       .peer("scale", {{"n", static_cast<double>(n)}, {"alpha", 2.5}});

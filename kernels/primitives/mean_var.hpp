@@ -11,6 +11,8 @@
 
 #include <iron/iron.hpp>
 
+#include "resident_row.hpp"
+
 namespace iron::kernels {
 
 /// A row's mean, as the first pass's rounded mean plus a small correction, and its reciprocal
@@ -49,6 +51,21 @@ RowMoments row_moments(const Row& row, const dsl::Expr<dsl::u32>& base,
   // the mean's rounding and the variance (the corrected two-pass algorithm).
   auto correction = reduce_sum(local_deviation) / cast<f32>(n);
   auto variance = reduce_sum(local_squares) / cast<f32>(n) - correction * correction;
+  return {mean, correction, rsqrt(max(variance, 0.0f) + eps)};
+}
+
+/// The same moments of a row held in registers: the same two passes, over registers.
+template <dsl::Element T>
+RowMoments row_moments(const ResidentRow<T>& row, const dsl::Expr<dsl::u32>& n,
+                       const dsl::Expr<dsl::f32>& eps) {
+  using namespace iron::dsl;
+  auto mean = row.sum() / cast<f32>(n);
+  auto correction = row.sum([&](const Expr<f32>& x) { return x - mean; }) / cast<f32>(n);
+  auto squares = row.sum([&](const Expr<f32>& x) {
+    auto centred = x - mean;
+    return centred * centred;
+  });
+  auto variance = squares / cast<f32>(n) - correction * correction;
   return {mean, correction, rsqrt(max(variance, 0.0f) + eps)};
 }
 

@@ -24,10 +24,12 @@
 /// - `words` = rows * cols * BITS / 32; cols must be a multiple of G.
 ///
 /// ## Dispatch
-/// Grid-stride over words by simdgroups (kernels/primitives/packed_words.hpp): any number of
-/// groups, tpg a multiple of 32 up to 1024. A simdgroup loads 32 consecutive words and writes
-/// their 32 * P outputs as P stores of 32 consecutive elements; every such store lies in one
-/// group, so its scale and bias loads are one address for the whole simdgroup.
+/// Elementwise, grid-stride over chunks of 4 words (kernels/primitives/packed_words.hpp): any
+/// grid. A thread loads a chunk with one 16-byte load and writes its 4 · P outputs (32 at 4 bits,
+/// 16 at 8) with 16-byte stores; a chunk lies in one group (G is a multiple of 32), so it loads
+/// one scale and one bias. `words` must be a multiple of 4, which cols being a multiple of G
+/// makes it; the guard checks it. Best: words / 4 threads.
+#include <algorithm>
 #include <iron/iron.hpp>
 
 #include "../primitives/affine_quant.hpp"
@@ -39,22 +41,29 @@ using namespace iron::dsl;
 IRON_KERNEL_TEMPLATE(iron_dequant_affine, (u32 BITS, u32 GROUP),
                      (Tensor<u32> packed, Tensor<T> scales, Tensor<T> biases, Out<T> out,
                       Constexpr<u32> words)) {
-  static_assert(GROUP % 32 == 0, "a group must cover whole simdgroup stores");
-  dispatch(reduction, {multiple_of(32), at_most(1024)});
-  grid("[<= ceil_div(words, tpg), 1, 1]");
-  const std::string elements = "words * " + std::to_string(32 / BITS);  // P codes per word
+  constexpr u32 kCodes = codes_per_word<BITS>;
+  static_assert(GROUP % (kWordsPerChunk * kCodes) == 0, "a chunk must lie in one group");
+  static_assert(kWordsPerChunk == 4, "the grid rule below counts chunks of 4 words");
+  dispatch(elementwise);
+  grid("[<= ceil_div(words / 4, tpg), 1, 1]");
+  const std::string elements = "words * " + std::to_string(kCodes);
   const std::string groups = "[" + elements + " / " + std::to_string(GROUP) + "]";
   layout(packed, "[words]");
   layout(scales, groups);
   layout(biases, groups);
   layout(out, "[" + elements + "]");
-  for_each_packed_element<codes_per_word<BITS>>(
-      packed, words, [&](auto element, auto word, auto slot) {
-        auto group = element / GROUP;
-        auto scale = cast<f32>(load(scales[group]));
-        auto bias = cast<f32>(load(biases[group]));
-        store(out[element], cast<T>(affine_dequant(unpack_code<BITS>(word, slot), scale, bias)));
-      });
+  require_multiple_of(words, kWordsPerChunk);
+  for_each_word_chunk<kCodes>(packed, words, [&](auto first, const auto& w) {
+    auto group = first / GROUP;
+    auto scale = cast<f32>(load(scales[group]));
+    auto bias = cast<f32>(load(biases[group]));
+    for (u32 c = 0; c < kWordsPerChunk; ++c) {
+      for (u32 k = 0; k < kCodes; ++k) {
+        auto code = unpack_code<BITS>(w[c], Expr<u32>(k));
+        store(out[first + (c * kCodes + k)], cast<T>(affine_dequant(code, scale, bias)));
+      }
+    }
+  });
 }
 IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g32, 4, 32);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g64, 4, 64);
@@ -62,11 +71,18 @@ IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g128, 4, 128);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g32, 8, 32);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g64, 8, 64);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g128, 8, 128);
+IRON_GEOMETRY(iron_dequant_affine_b4_g32) { return word_chunk_geometry(q); }
+IRON_GEOMETRY(iron_dequant_affine_b4_g64) { return word_chunk_geometry(q); }
+IRON_GEOMETRY(iron_dequant_affine_b4_g128) { return word_chunk_geometry(q); }
+IRON_GEOMETRY(iron_dequant_affine_b8_g32) { return word_chunk_geometry(q); }
+IRON_GEOMETRY(iron_dequant_affine_b8_g64) { return word_chunk_geometry(q); }
+IRON_GEOMETRY(iron_dequant_affine_b8_g128) { return word_chunk_geometry(q); }
 
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -131,16 +147,17 @@ testing::TestSetup affine_setup(const std::string& kernel, std::size_t bits, std
       .grid(grid);
 }
 
-/// 8 rows of 1024 on a grid of 13 groups of 64 threads: fewer threads than words (4-bit) so
-/// the grid-stride loop wraps, and a group count that divides nothing.
+/// 8 rows of 1024 on a grid of 3 groups of 64 threads: fewer threads than chunks of 4 words
+/// (256 at 4 bits, 512 at 8), so the grid-stride loop wraps, and a thread count that divides
+/// neither.
 testing::TestSetup rows_setup(const std::string& kernel, std::size_t bits, std::size_t group,
                               DType dt, testing::Rng& rng) {
   const auto m = affine_weights(8, 1024, bits, group, 1e-3f, 0.1f, dt, rng);
-  return affine_setup(kernel, bits, group, m, {{13}, {64}}, dt);
+  return affine_setup(kernel, bits, group, m, {{3}, {64}}, dt);
 }
 
 /// One row of one group (a single scale and bias) with the largest scale whose outputs stay
-/// finite in T, on one group of 32 threads: more threads than words.
+/// finite in T, on one group of 32 threads: more threads than chunks.
 testing::TestSetup single_group_setup(const std::string& kernel, std::size_t bits,
                                       std::size_t group, DType dt, testing::Rng& rng) {
   const float top = dt == DType::F16 ? 3.0e4f : 1.0e37f;
@@ -149,10 +166,9 @@ testing::TestSetup single_group_setup(const std::string& kernel, std::size_t bit
   return affine_setup(kernel, bits, group, m, {{1}, {32}}, dt);
 }
 
-/// 3 rows of 96: 36 words, one full chunk of 32 words and a partial one of 4 (its loads
-/// clamped, its missing elements skipped), on more threads than words.
-testing::TestSetup partial_chunk_setup(const std::string& kernel, std::size_t bits,
-                                       std::size_t group, DType dt, testing::Rng& rng) {
+/// 3 rows of 96: 36 words (9 chunks of 4 at 4 bits, 18 at 8), on more threads than chunks.
+testing::TestSetup odd_chunks_setup(const std::string& kernel, std::size_t bits, std::size_t group,
+                                    DType dt, testing::Rng& rng) {
   const auto m = affine_weights(3, 96, bits, group, 1e-3f, 0.1f, dt, rng);
   return affine_setup(kernel, bits, group, m, {{1}, {64}}, dt);
 }
@@ -162,7 +178,7 @@ testing::TestSetup tiny_scales_setup(const std::string& kernel, std::size_t bits
                                      DType dt, testing::Rng& rng) {
   const float scale = dt == DType::F16 ? 1e-6f : 1e-36f;
   const auto m = affine_weights(3, 4 * group, bits, group, scale / 2, scale, dt, rng);
-  return affine_setup(kernel, bits, group, m, {{2}, {32}}, dt);
+  return affine_setup(kernel, bits, group, m, {{1}, {32}}, dt);
 }
 
 /// Bench: dequantize a 4096 x 14336 weight; moved bytes are the packed words, scales, biases
@@ -175,13 +191,13 @@ bench::BenchSetup affine_bench(const std::string& kernel, std::size_t bits, std:
   const std::size_t words = n * bits / 32;
   const std::size_t groups = n / group;
   const std::size_t size = dtype_size(dt);
-  return bench::BenchSetup(kernel, dt)
-      .random_u32("packed", words, 0, 0xFFFFFFFFu)
+  bench::BenchSetup setup(kernel, dt);
+  setup.random_u32("packed", words, 0, 0xFFFFFFFFu)
       .random("scales", groups, 1e-3f, 0.1f)
       .random("biases", groups, -1.0f, 1.0f)
       .output("out", n)
-      .constant("words", static_cast<double>(words))
-      .grid_1d(words, 256)
+      .constant("words", static_cast<double>(words));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(words * 4 + 2 * groups * size + n * size)
       .flops(2 * n)
       .peer("dequant_affine", {{"rows", static_cast<double>(rows)},
@@ -198,8 +214,8 @@ IRON_TEST(iron_dequant_affine_b4_g32, rows_8x1024, F32, F16, BF16) {
 IRON_TEST(iron_dequant_affine_b4_g32, single_group_large_scale, F32, F16, BF16) {
   return single_group_setup("iron_dequant_affine_b4_g32", 4, 32, dt, rng);
 }
-IRON_TEST(iron_dequant_affine_b4_g32, partial_chunk, F32, F16, BF16) {
-  return partial_chunk_setup("iron_dequant_affine_b4_g32", 4, 32, dt, rng);
+IRON_TEST(iron_dequant_affine_b4_g32, odd_chunk_count, F32, F16, BF16) {
+  return odd_chunks_setup("iron_dequant_affine_b4_g32", 4, 32, dt, rng);
 }
 IRON_TEST(iron_dequant_affine_b4_g64, rows_8x1024, F32, F16, BF16) {
   return rows_setup("iron_dequant_affine_b4_g64", 4, 64, dt, rng);
@@ -221,6 +237,9 @@ IRON_TEST(iron_dequant_affine_b8_g32, rows_8x1024, F32, F16, BF16) {
 }
 IRON_TEST(iron_dequant_affine_b8_g32, single_group_large_scale, F32, F16, BF16) {
   return single_group_setup("iron_dequant_affine_b8_g32", 8, 32, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b8_g32, odd_chunk_count, F32, F16, BF16) {
+  return odd_chunks_setup("iron_dequant_affine_b8_g32", 8, 32, dt, rng);
 }
 IRON_TEST(iron_dequant_affine_b8_g64, rows_8x1024, F32, F16, BF16) {
   return rows_setup("iron_dequant_affine_b8_g64", 8, 64, dt, rng);

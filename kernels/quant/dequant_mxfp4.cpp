@@ -23,9 +23,10 @@
 /// - `words` = rows * cols / 8; cols must be a multiple of 32.
 ///
 /// ## Dispatch
-/// Grid-stride over words by simdgroups (kernels/primitives/packed_words.hpp): any number of
-/// groups, tpg a multiple of 32 up to 1024. A simdgroup loads 32 consecutive words and writes
-/// their 256 outputs as 8 stores of 32 consecutive elements, each one block with one scale.
+/// Elementwise, grid-stride over chunks of 4 words (kernels/primitives/packed_words.hpp): any
+/// grid. A thread loads a chunk (32 codes, one block) with one 16-byte load, decodes its one
+/// scale, and writes the 32 outputs with 16-byte stores. `words` must be a multiple of 4, which
+/// cols being a multiple of 32 makes it; the guard checks it. Best: words / 4 threads.
 #include <cmath>
 #include <iron/iron.hpp>
 
@@ -35,23 +36,38 @@
 namespace iron::kernels {
 using namespace iron::dsl;
 
+namespace {
+constexpr u32 kCodesPerWord = 8;  // E2M1 nibbles
+}  // namespace
+
 IRON_KERNEL(iron_dequant_mxfp4,
             (Tensor<u32> packed, Tensor<u8> scales, Out<T> out, Constexpr<u32> words)) {
-  dispatch(reduction, {multiple_of(32), at_most(1024)});
-  grid("[<= ceil_div(words, tpg), 1, 1]");
+  static_assert(kWordsPerChunk * kCodesPerWord == 32, "a chunk is one block of 32 codes");
+  static_assert(kWordsPerChunk == 4, "the grid rule below counts chunks of 4 words");
+  dispatch(elementwise);
+  grid("[<= ceil_div(words / 4, tpg), 1, 1]");
   layout(packed, "[words]");
   layout(scales, "[words * 8 / 32]");
   layout(out, "[words * 8]");
-  for_each_packed_element<8>(packed, words, [&](auto element, auto word, auto slot) {
-    auto scale = decode_e8m0(cast<u32>(load(scales[element / 32u])));
-    store(out[element], cast<T>(decode_e2m1(word >> (slot * 4u)) * scale));
+  require_multiple_of(words, kWordsPerChunk);
+  for_each_word_chunk<kCodesPerWord>(packed, words, [&](auto first, const auto& w) {
+    auto scale = decode_e8m0(cast<u32>(load(scales[first / 32u])));
+    for (u32 c = 0; c < kWordsPerChunk; ++c) {
+      for (u32 k = 0; k < kCodesPerWord; ++k) {
+        auto code = w[c] >> (4u * k);
+        store(out[first + (c * kCodesPerWord + k)], cast<T>(decode_e2m1(code) * scale));
+      }
+    }
   });
 }
+
+IRON_GEOMETRY(iron_dequant_mxfp4) { return word_chunk_geometry(q); }
 
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -115,12 +131,12 @@ bench::BenchSetup mxfp4_bench(DType dt) {
   const std::size_t cols = 14336;
   const std::size_t n = rows * cols;
   const std::size_t words = n / 8;  // 8 codes per word
-  return bench::BenchSetup("iron_dequant_mxfp4", dt)
-      .random_u32("packed", words, 0, 0xFFFFFFFFu)
+  bench::BenchSetup setup("iron_dequant_mxfp4", dt);
+  setup.random_u32("packed", words, 0, 0xFFFFFFFFu)
       .random_u32("scales", n / 32, 120, 135)
       .output("out", n)
-      .constant("words", static_cast<double>(words))
-      .grid_1d(words, 256)
+      .constant("words", static_cast<double>(words));
+  return setup.grid(bench::geometry_grid(setup))
       .bytes_moved(n / 2 + n / 32 + n * dtype_size(dt))
       .flops(n)
       .peer("dequant_mxfp4",
@@ -130,18 +146,18 @@ bench::BenchSetup mxfp4_bench(DType dt) {
 }  // namespace
 
 // Every decode is exact and the product rounds once to T, as the oracle does: no tolerance.
-// 8 rows of 1024 on 5 groups of 64 threads, fewer threads than words: the loop wraps.
+// 8 rows of 1024 on 3 groups of 64 threads, fewer threads than chunks (256): the loop wraps.
 IRON_TEST(iron_dequant_mxfp4, rows_8x1024, F32, F16, BF16) {
-  return mxfp4_setup(mxfp4_weights(8, 1024, moderate_exponents(), rng), {{5}, {64}}, dt);
+  return mxfp4_setup(mxfp4_weights(8, 1024, moderate_exponents(), rng), {{3}, {64}}, dt);
 }
 
-// One row holding one block: a single scale, more threads than words.
+// One row holding one block: a single scale and chunk, more threads than chunks.
 IRON_TEST(iron_dequant_mxfp4, single_block, F32, F16, BF16) {
   return mxfp4_setup(mxfp4_weights(1, 32, moderate_exponents(), rng), {{1}, {32}}, dt);
 }
 
-// 3 rows of 96: 36 words, a full chunk of 32 words and a partial one of 4.
-IRON_TEST(iron_dequant_mxfp4, partial_chunk, F32, F16, BF16) {
+// 3 rows of 96: 36 words, 9 chunks of 4 on 64 threads.
+IRON_TEST(iron_dequant_mxfp4, odd_chunk_count, F32, F16, BF16) {
   return mxfp4_setup(mxfp4_weights(3, 96, moderate_exponents(), rng), {{1}, {64}}, dt);
 }
 
@@ -151,7 +167,7 @@ IRON_TEST(iron_dequant_mxfp4, partial_chunk, F32, F16, BF16) {
 // but the harness fills outputs with NaN and never passes one, so that case is not tested here.
 IRON_TEST(iron_dequant_mxfp4, scale_exponent_limits, F32, F16, BF16) {
   const std::vector<std::uint32_t> limits = {0, 1, 2, 3, 112, 127, 142, 143, 252, 253, 254};
-  return mxfp4_setup(mxfp4_weights(4, 512, limits, rng), {{3}, {32}}, dt);
+  return mxfp4_setup(mxfp4_weights(4, 512, limits, rng), {{2}, {32}}, dt);
 }
 
 IRON_BENCH(iron_dequant_mxfp4, w4096x14336, F32, F16, BF16) { return mxfp4_bench(dt); }

@@ -14,14 +14,15 @@
 /// Precision: the angle is computed in f32 (as PyTorch's f32 composite does), so it carries a
 /// relative error of a few 2^-24: about positions[t] · 2^-22 radians for the fastest pair. The
 /// table variants are exact up to the table's own f32 rounding. Rotation arithmetic is f32;
-/// each output is rounded once to T. One thread owns both elements of a pair in every head, so
-/// the in-place kernels read both before writing either, and cos/sin are computed once per
-/// (token, pair) and reused across the heads.
+/// each output is rounded once to T. One thread owns both elements of a pair in every head it
+/// rotates, so the in-place kernels read both before writing either, and cos/sin are computed
+/// once per (token, pair) for a block of up to 8 heads.
 ///
 /// ## Error bound
 /// Absolute, before the rounding to T (2^-11 f16, 2^-8 bf16 relative), u = 2^-24, for a pair
-/// (x_lo, x_hi): (|x_lo| + |x_hi|)·(Δ + γ_6), where γ_6 covers cos and sin (2 ulp, 4u absolute)
-/// and the two products and the sum; Δ is the angle's error: γ_19·positions[t] for the theta
+/// (x_lo, x_hi): (|x_lo| + |x_hi|)·(Δ + γ_6), where γ_6 covers cos and sin (within 3u absolute,
+/// budgeted 4u; positions below 2^24) and the two products and the sum; Δ is the angle's
+/// error: γ_19·positions[t] for the theta
 /// variants (powf's 4 ulp = 8u, the exponent −2p/rot_dim's rounding times ln(base) ≤ 10 for
 /// base ≤ e^10, and the product by the position) and 0 for the table variants, whose f32
 /// entries add their own rounding (γ_1 instead of cos and sin's 4u). Dims past rot_dim are exact.
@@ -31,15 +32,20 @@
 /// - `positions [tokens]` u32, each < max_pos for the table variants
 /// - `cos_sin [max_pos, rot_dim]` f32 (table variants): cos of pair p at [pos, p], sin at
 ///   [pos, rot_dim / 2 + p]
-/// - constexprs: tokens, heads, head_dim, rot_dim (even, 2 ≤ rot_dim ≤ head_dim), base (theta
-///   variants)
+/// - constexprs: tokens, heads, head_dim (a multiple of 8), rot_dim (a multiple of 16,
+///   16 ≤ rot_dim ≤ head_dim), base (theta variants). The guard checks both multiples: every
+///   model's head and rotary dims are.
 ///
 /// ## Dispatch
-/// Elementwise, grid-stride: any grid. Thread i handles (token, pair) = i, i + T, … over
-/// tokens · rot_dim / 2 (T = threads in the grid) for every head, then the out-of-place kernels
-/// copy the unrotated dims over tokens · heads · (head_dim - rot_dim) elements the same way.
-/// Best: tokens · rot_dim / 2 threads.
+/// Elementwise, grid-stride: any grid. Work item i is (token, 8 consecutive pairs, a block of up
+/// to 8 heads), pairs fastest; thread i handles items i, i + T, … (T = threads in the grid): it
+/// computes the 8 pairs' cos/sin once, then rotates them in each head of its block, each run of
+/// 8 (NeoX: the lo and the hi run) or 16 (GPT-J: interleaved) elements with 16-byte accesses
+/// (twice as many in f32). The out-of-place kernels then copy the unrotated dims in chunks of 8
+/// over tokens · heads · (head_dim - rot_dim) / 8 items the same way. Best: tokens ·
+/// ceil(heads / 8) · rot_dim / 16 threads.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iron/iron.hpp>
 #include <numeric>
@@ -49,6 +55,10 @@ using namespace iron::dsl;
 
 namespace {
 
+constexpr std::uint32_t kPairs = 8;   // pairs a thread rotates together: 16 bytes of f16/bf16
+constexpr std::uint32_t kHeads = 8;   // heads a thread rotates with one set of cos/sin
+constexpr std::uint32_t kCopied = 8;  // unrotated elements a thread copies together
+
 /// The sizes every variant takes.
 struct RopeShape {
   Expr<u32> tokens, heads, head_dim, rot_dim;
@@ -57,54 +67,136 @@ struct RopeShape {
 struct CosSin {
   Expr<f32> cos, sin;
 };
+using ChunkCosSin = std::array<CosSin, kPairs>;
 
-/// cos/sin of pair p at position pos from theta: angle = pos · base^(-2p / rot_dim).
-CosSin theta_cos_sin(const Expr<u32>& pos, const Expr<u32>& p, const RopeShape& s,
-                     const Expr<f32>& base) {
-  auto inv_freq = pow(base, -cast<f32>(2u * p) / cast<f32>(s.rot_dim));
-  auto angle = cast<f32>(pos) * inv_freq;
-  return {cos(angle), sin(angle)};
+/// The rules every variant declares: whole 16-byte runs of pairs in every head.
+void require_whole_runs(const Constexpr<u32>& head_dim, const Constexpr<u32>& rot_dim) {
+  require_multiple_of(head_dim, kCopied);
+  require_multiple_of(rot_dim, std::int64_t{2} * kPairs);
 }
 
-/// cos/sin of pair p at position pos from the table (row pos: cos values, then sin values).
+/// cos and sin of an angle a with 0 <= a < 2^24 · π/2, from one reduction: a = k · π/2 + r with
+/// k = floor(a · 2/π + 1/2) and r = a - k · π/2 in three fmas (π/2 split into three f32 parts,
+/// so r is exact but for the last two roundings: within 1u of the true remainder, |r| <= π/4 up
+/// to that), then the Taylor polynomials of sin (to r^9) and cos (to r^10), whose truncation is
+/// below 2^-28 on [-π/4, π/4], and the quadrant k mod 4. Within 3u absolute of the exact values,
+/// without the long-argument reduction of the library's sinf and cosf, which needs local memory.
+CosSin cos_sin_of_angle(const Expr<f32>& a) {
+  constexpr float kTwoOverPi = 0x1.45f306p-1f;
+  constexpr float kHalfPi[] = {0x1.921fb6p+0f, -0x1.777a5cp-25f, -0x1.ee59dap-50f};
+  auto k = floor(a * kTwoOverPi + 0.5f);
+  auto r = fma(-k, kHalfPi[0], a);
+  r = fma(-k, kHalfPi[1], r);
+  r = fma(-k, kHalfPi[2], r);
+  auto r2 = r * r;
+  // 1/n! in f32: sin r = r + r^3 (-1/3! + r^2 (1/5! - …)), cos r = 1 + r^2 (-1/2! + …).
+  auto odd = r2 * (-1.0f / 5040.0f + r2 * (1.0f / 362880.0f));
+  auto sin_r = fma(r * r2, -1.0f / 6.0f + r2 * (1.0f / 120.0f + odd), r);
+  auto even = r2 * (-1.0f / 720.0f + r2 * (1.0f / 40320.0f + r2 * (-1.0f / 3628800.0f)));
+  auto cos_r = fma(r2, -0.5f + r2 * (1.0f / 24.0f + even), 1.0f);
+  // a = r + qπ/2: (sin, cos) = (sin r, cos r), (cos r, -sin r), (-sin r, -cos r), (-cos r, sin r).
+  auto quadrant = cast<u32>(k) & 3u;
+  auto swapped = (quadrant & 1u) == 1u;
+  auto sin_part = select(swapped, cos_r, sin_r);
+  auto cos_part = select(swapped, sin_r, cos_r);
+  return {select(quadrant == 1u || quadrant == 2u, -cos_part, cos_part),
+          select(quadrant >= 2u, -sin_part, sin_part)};
+}
+
+/// cos/sin of pairs p0 .. p0 + 7 at position pos from theta: angle = pos · base^(-2p / rot_dim).
+ChunkCosSin theta_cos_sin(const Expr<u32>& pos, const Expr<u32>& p0, const RopeShape& s,
+                          const Expr<f32>& base) {
+  ChunkCosSin cs;
+  for (std::uint32_t c = 0; c < kPairs; ++c) {
+    auto inv_freq = pow(base, -cast<f32>(2u * (p0 + c)) / cast<f32>(s.rot_dim));
+    cs[c] = cos_sin_of_angle(cast<f32>(pos) * inv_freq);
+  }
+  return cs;
+}
+
+/// cos/sin of pairs p0 .. p0 + 7 at position pos from the table (row pos: cos values, then sin
+/// values).
 template <class Table>
-CosSin table_cos_sin(const Table& cos_sin, const Expr<u32>& pos, const Expr<u32>& p,
-                     const RopeShape& s) {
-  auto row = pos * s.rot_dim + p;
-  return {load(cos_sin[row]), load(cos_sin[row + s.rot_dim / 2u])};
+ChunkCosSin table_cos_sin(const Table& cos_sin, const Expr<u32>& pos, const Expr<u32>& p0,
+                          const RopeShape& s) {
+  auto cos_row = pos * s.rot_dim + p0;
+  auto sin_row = cos_row + s.rot_dim / 2u;
+  ChunkCosSin cs;
+  for (std::uint32_t c = 0; c < kPairs; ++c) cs[c].cos = load(cos_sin[cos_row + c]);
+  for (std::uint32_t c = 0; c < kPairs; ++c) cs[c].sin = load(cos_sin[sin_row + c]);
+  return cs;
+}
+
+/// Rotates 8 pairs of one head: loads every element before storing any (`src` and `dst` may be
+/// the same tensor), and stores each run in order.
+template <class T, bool Interleaved, class Src, class Dst>
+void rotate_chunk(const Src& src, const Dst& dst, const Expr<u32>& head, const Expr<u32>& p0,
+                  const Expr<u32>& half, const ChunkCosSin& cs) {
+  // NeoX: lo run at head + p0, hi run at + half. GPT-J: pair c at head + 2 p0 + 2c, + 1.
+  auto lo = Interleaved ? head + 2u * p0 : head + p0;
+  auto hi = Interleaved ? lo : lo + half;
+  const auto lo_at = [&](std::uint32_t c) { return Interleaved ? lo + 2u * c : lo + c; };
+  const auto hi_at = [&](std::uint32_t c) { return Interleaved ? hi + (2u * c + 1u) : hi + c; };
+  std::array<Expr<f32>, kPairs> a;
+  std::array<Expr<f32>, kPairs> b;
+  for (std::uint32_t c = 0; c < kPairs; ++c) {
+    a[c] = cast<f32>(load(src[lo_at(c)]));
+    if (Interleaved) b[c] = cast<f32>(load(src[hi_at(c)]));
+  }
+  for (std::uint32_t c = 0; c < kPairs && !Interleaved; ++c) b[c] = cast<f32>(load(src[hi_at(c)]));
+  for (std::uint32_t c = 0; c < kPairs; ++c) {
+    store(dst[lo_at(c)], cast<T>(a[c] * cs[c].cos - b[c] * cs[c].sin));
+    if (Interleaved) store(dst[hi_at(c)], cast<T>(b[c] * cs[c].cos + a[c] * cs[c].sin));
+  }
+  for (std::uint32_t c = 0; c < kPairs && !Interleaved; ++c) {
+    store(dst[hi_at(c)], cast<T>(b[c] * cs[c].cos + a[c] * cs[c].sin));
+  }
 }
 
 /// Rotates every pair of every head: `src` and `dst` may be the same tensor (in place).
-/// `cos_sin_of(pos, p)` gives the CosSin of pair p at position pos.
+/// `cos_sin_of(pos, p0)` gives the ChunkCosSin of pairs p0 .. p0 + 7 at position pos.
 template <class T, bool Interleaved, class Src, class Positions, class Dst, class CosSinOf>
 void rotate_pairs(const Src& src, const Positions& positions, const Dst& dst, const RopeShape& s,
                   CosSinOf cos_sin_of) {
   auto half = s.rot_dim / 2u;
+  auto chunks = half / kPairs;  // per token
+  auto head_blocks = (s.heads + (kHeads - 1u)) / kHeads;
   auto token_stride = s.heads * s.head_dim;
-  for (auto i : range(global_id<0>(), s.tokens * half, grid_threads<0>())) {
-    auto t = i / half;
-    auto p = i % half;
-    auto cs = cos_sin_of(load(positions[t]), p);
-    auto lo = Interleaved ? 2u * p : p;
-    auto hi = Interleaved ? 2u * p + 1u : p + half;
-    for (auto h : range(0u, s.heads, 1u)) {
-      auto head = t * token_stride + h * s.head_dim;
-      auto a = cast<f32>(load(src[head + lo]));
-      auto b = cast<f32>(load(src[head + hi]));
-      store(dst[head + lo], cast<T>(a * cs.cos - b * cs.sin));
-      store(dst[head + hi], cast<T>(b * cs.cos + a * cs.sin));
+  for (auto i : range(global_id<0>(), s.tokens * head_blocks * chunks, grid_threads<0>())) {
+    auto p0 = i % chunks * kPairs;
+    auto item = i / chunks;
+    auto t = item / head_blocks;
+    auto h0 = item % head_blocks * kHeads;
+    const ChunkCosSin cs = cos_sin_of(load(positions[t]), p0);
+    for (auto h : range(h0, min(h0 + kHeads, s.heads), 1u)) {
+      rotate_chunk<T, Interleaved>(src, dst, t * token_stride + h * s.head_dim, p0, half, cs);
     }
   }
 }
 
-/// Copies dims rot_dim .. head_dim of every head (out-of-place kernels).
+/// Copies dims rot_dim .. head_dim of every head (out-of-place kernels), 8 at a time.
 template <class Src, class Dst>
 void copy_unrotated(const Src& src, const Dst& dst, const RopeShape& s) {
-  auto kept = s.head_dim - s.rot_dim;
+  auto kept = (s.head_dim - s.rot_dim) / kCopied;  // chunks per head
   for (auto i : range(global_id<0>(), s.tokens * s.heads * kept, grid_threads<0>())) {
-    auto index = (i / kept) * s.head_dim + s.rot_dim + i % kept;
-    store(dst[index], load(src[index]));
+    auto first = i / kept * s.head_dim + s.rot_dim + i % kept * kCopied;
+    for (std::uint32_t e = 0; e < kCopied; ++e) store(dst[first + e], load(src[first + e]));
   }
+}
+
+/// One work item per thread in groups of 256: the (token, 8 pairs, 8 heads) items, or for the
+/// out-of-place kernels the copy's chunks of 8 when there are more of them.
+Geometry rope_geometry(const GeometryQuery& q, bool copies) {
+  const std::uint64_t tokens = q.constant("tokens");
+  const std::uint64_t heads = q.constant("heads");
+  const std::uint64_t head_dim = q.constant("head_dim");
+  const std::uint64_t rot_dim = q.constant("rot_dim");
+  std::uint64_t items =
+      tokens * ((heads + kHeads - 1) / kHeads) * (rot_dim / (std::uint64_t{2} * kPairs));
+  if (copies && head_dim > rot_dim) {
+    items = std::max(items, tokens * heads * ((head_dim - rot_dim) / kCopied));
+  }
+  return Geometry::elementwise(std::max<std::uint64_t>(items, 1), q.threads_per_group(256));
 }
 
 }  // namespace
@@ -114,72 +206,92 @@ IRON_KERNEL_TEMPLATE(iron_rope, (bool Interleaved),
                       Constexpr<u32> heads, Constexpr<u32> head_dim, Constexpr<u32> rot_dim,
                       Constexpr<f32> base)) {
   dispatch(elementwise);
+  static_assert(kPairs == 8 && kHeads == 8 && kCopied == 8, "the grid rule counts items of 8");
   grid(
-      "[<= ceil_div(max(tokens * rot_dim / 2, tokens * heads * (head_dim - rot_dim)), tpg), 1, 1]");
+      "[<= ceil_div(max(tokens * ceil_div(heads, 8) * rot_dim / 16, "
+      "tokens * heads * (head_dim - rot_dim) / 8), tpg), 1, 1]");
   layout(inp, "[tokens, heads, head_dim]");
   layout(positions, "[tokens]");
   layout(out, "[tokens, heads, head_dim]");
+  require_whole_runs(head_dim, rot_dim);
   const RopeShape s{tokens, heads, head_dim, rot_dim};
   rotate_pairs<T, Interleaved>(inp, positions, out, s,
-                               [&](auto pos, auto p) { return theta_cos_sin(pos, p, s, base); });
+                               [&](auto pos, auto p0) { return theta_cos_sin(pos, p0, s, base); });
   copy_unrotated(inp, out, s);
 }
 IRON_KERNEL_VARIANT(iron_rope, neox, false);
 IRON_KERNEL_VARIANT(iron_rope, gptj, true);
+IRON_GEOMETRY(iron_rope_neox) { return rope_geometry(q, true); }
+IRON_GEOMETRY(iron_rope_gptj) { return rope_geometry(q, true); }
 
 IRON_KERNEL_TEMPLATE(iron_rope_inplace, (bool Interleaved),
                      (InOut<T> x, Tensor<u32> positions, Constexpr<u32> tokens,
                       Constexpr<u32> heads, Constexpr<u32> head_dim, Constexpr<u32> rot_dim,
                       Constexpr<f32> base)) {
   dispatch(elementwise);
-  grid("[<= ceil_div(tokens * rot_dim / 2, tpg), 1, 1]");
+  static_assert(kPairs == 8 && kHeads == 8, "the grid rule counts items of 8");
+  grid("[<= ceil_div(tokens * ceil_div(heads, 8) * rot_dim / 16, tpg), 1, 1]");
   layout(x, "[tokens, heads, head_dim]");
   layout(positions, "[tokens]");
+  require_whole_runs(head_dim, rot_dim);
   const RopeShape s{tokens, heads, head_dim, rot_dim};
   rotate_pairs<T, Interleaved>(x, positions, x, s,
-                               [&](auto pos, auto p) { return theta_cos_sin(pos, p, s, base); });
+                               [&](auto pos, auto p0) { return theta_cos_sin(pos, p0, s, base); });
 }
 IRON_KERNEL_VARIANT(iron_rope_inplace, neox, false);
 IRON_KERNEL_VARIANT(iron_rope_inplace, gptj, true);
+IRON_GEOMETRY(iron_rope_inplace_neox) { return rope_geometry(q, false); }
+IRON_GEOMETRY(iron_rope_inplace_gptj) { return rope_geometry(q, false); }
 
 IRON_KERNEL_TEMPLATE(iron_rope_table, (bool Interleaved),
                      (Tensor<T> inp, Tensor<u32> positions, Tensor<f32> cos_sin, Out<T> out,
                       Constexpr<u32> tokens, Constexpr<u32> heads, Constexpr<u32> head_dim,
                       Constexpr<u32> rot_dim)) {
   dispatch(elementwise);
+  static_assert(kPairs == 8 && kHeads == 8 && kCopied == 8, "the grid rule counts items of 8");
   grid(
-      "[<= ceil_div(max(tokens * rot_dim / 2, tokens * heads * (head_dim - rot_dim)), tpg), 1, 1]");
+      "[<= ceil_div(max(tokens * ceil_div(heads, 8) * rot_dim / 16, "
+      "tokens * heads * (head_dim - rot_dim) / 8), tpg), 1, 1]");
   layout(inp, "[tokens, heads, head_dim]");
   layout(positions, "[tokens]");
   layout_at_least(cos_sin, "[1, rot_dim]");  // a row per position: up to the largest one
   layout(out, "[tokens, heads, head_dim]");
+  require_whole_runs(head_dim, rot_dim);
   const RopeShape s{tokens, heads, head_dim, rot_dim};
-  rotate_pairs<T, Interleaved>(inp, positions, out, s,
-                               [&](auto pos, auto p) { return table_cos_sin(cos_sin, pos, p, s); });
+  rotate_pairs<T, Interleaved>(inp, positions, out, s, [&](auto pos, auto p0) {
+    return table_cos_sin(cos_sin, pos, p0, s);
+  });
   copy_unrotated(inp, out, s);
 }
 IRON_KERNEL_VARIANT(iron_rope_table, neox, false);
 IRON_KERNEL_VARIANT(iron_rope_table, gptj, true);
+IRON_GEOMETRY(iron_rope_table_neox) { return rope_geometry(q, true); }
+IRON_GEOMETRY(iron_rope_table_gptj) { return rope_geometry(q, true); }
 
 IRON_KERNEL_TEMPLATE(iron_rope_table_inplace, (bool Interleaved),
                      (InOut<T> x, Tensor<u32> positions, Tensor<f32> cos_sin, Constexpr<u32> tokens,
                       Constexpr<u32> heads, Constexpr<u32> head_dim, Constexpr<u32> rot_dim)) {
   dispatch(elementwise);
-  grid("[<= ceil_div(tokens * rot_dim / 2, tpg), 1, 1]");
+  static_assert(kPairs == 8 && kHeads == 8, "the grid rule counts items of 8");
+  grid("[<= ceil_div(tokens * ceil_div(heads, 8) * rot_dim / 16, tpg), 1, 1]");
   layout(x, "[tokens, heads, head_dim]");
   layout(positions, "[tokens]");
   layout_at_least(cos_sin, "[1, rot_dim]");  // a row per position: up to the largest one
+  require_whole_runs(head_dim, rot_dim);
   const RopeShape s{tokens, heads, head_dim, rot_dim};
-  rotate_pairs<T, Interleaved>(x, positions, x, s,
-                               [&](auto pos, auto p) { return table_cos_sin(cos_sin, pos, p, s); });
+  rotate_pairs<T, Interleaved>(
+      x, positions, x, s, [&](auto pos, auto p0) { return table_cos_sin(cos_sin, pos, p0, s); });
 }
 IRON_KERNEL_VARIANT(iron_rope_table_inplace, neox, false);
 IRON_KERNEL_VARIANT(iron_rope_table_inplace, gptj, true);
+IRON_GEOMETRY(iron_rope_table_inplace_neox) { return rope_geometry(q, false); }
+IRON_GEOMETRY(iron_rope_table_inplace_gptj) { return rope_geometry(q, false); }
 
 }  // namespace iron::kernels
 
 // The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
 #if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
 #include <iron/bench/registry.hpp>
 #include <iron/testing/registry.hpp>
 
@@ -301,12 +413,12 @@ bench::BenchSetup rope_bench(const RopeCase& c, DType dt) {
   } else {
     bench.constant("base", kBase);
   }
-  return bench.input_u32("positions", positions)
+  bench.input_u32("positions", positions)
       .constant("tokens", static_cast<double>(c.tokens))
       .constant("heads", static_cast<double>(c.heads))
       .constant("head_dim", static_cast<double>(c.head_dim))
-      .constant("rot_dim", static_cast<double>(c.rot_dim))
-      .grid_1d(c.tokens * c.rot_dim / 2, 256)
+      .constant("rot_dim", static_cast<double>(c.rot_dim));
+  return bench.grid(bench::geometry_grid(bench))
       .bytes_moved(bytes)
       .peer(c.interleaved ? "rope_gptj" : "rope_neox",
             {{"tokens", static_cast<double>(c.tokens)},
@@ -331,9 +443,10 @@ RopeCase anchor(bool interleaved, bool table, bool in_place) {
 // kernels are exact up to the table's f32 rounding. f16/bf16 add half a unit in the last place
 // of the result: rtol 5e-4 (2^-11) and 4e-3 (2^-8).
 
-// Llama-like heads (head_dim = rot_dim = 128), one thread per (token, pair).
+// Llama-like heads (head_dim = rot_dim = 128): 56 items of 8 pairs on 32 threads, so the
+// grid-stride loop wraps.
 IRON_TEST(iron_rope_neox, full_rotary, F32, F16, BF16) {
-  return rope_setup({7, 4, 128, 128, 2048}, 7, 64, dt, rng);
+  return rope_setup({7, 4, 128, 128, 2048}, 1, 32, dt, rng);
 }
 
 // rot_dim < head_dim (dims 32 .. 80 copied), 3 heads, a grid far smaller than the work: both
@@ -344,11 +457,16 @@ IRON_TEST(iron_rope_neox, partial_rotary, F32, F16, BF16) {
 
 // Positions up to 8191: the f32 angle's error grows with the position.
 IRON_TEST(iron_rope_neox, long_context, F32, F16, BF16) {
-  return rope_setup({33, 2, 64, 64, 8192}, 4, 128, dt, rng);
+  return rope_setup({33, 2, 64, 64, 8192}, 2, 64, dt, rng);
+}
+
+// 11 heads: a full block of 8 and a block of 3 per token.
+IRON_TEST(iron_rope_neox, partial_head_block, F32, F16, BF16) {
+  return rope_setup({3, 11, 64, 64, 2048}, 1, 32, dt, rng);
 }
 
 IRON_TEST(iron_rope_gptj, full_rotary, F32, F16, BF16) {
-  return rope_setup({7, 4, 128, 128, 2048, true}, 7, 64, dt, rng);
+  return rope_setup({7, 4, 128, 128, 2048, true}, 1, 32, dt, rng);
 }
 
 // GPT-J's own shape in small: rot_dim 16 of head_dim 64, odd head count.
@@ -356,9 +474,13 @@ IRON_TEST(iron_rope_gptj, partial_rotary, F32, F16, BF16) {
   return rope_setup({9, 5, 64, 16, 2048, true}, 2, 32, dt, rng);
 }
 
-// One token, one head of one pair: the smallest problem.
-IRON_TEST(iron_rope_gptj, single_pair, F32, F16, BF16) {
-  return rope_setup({1, 1, 2, 2, 2048, true}, 1, 32, dt, rng);
+// One token, one head of one chunk of 8 pairs: the smallest problem the rules allow.
+IRON_TEST(iron_rope_gptj, single_chunk, F32, F16, BF16) {
+  return rope_setup({1, 1, 16, 16, 2048, true}, 1, 32, dt, rng);
+}
+
+IRON_TEST(iron_rope_gptj, partial_head_block, F32, F16, BF16) {
+  return rope_setup({2, 9, 32, 32, 2048, true}, 1, 32, dt, rng);
 }
 
 // In place: the elements past rot_dim must keep their values (initial() gives them).
@@ -367,19 +489,19 @@ IRON_TEST(iron_rope_inplace_neox, partial_rotary, F32, F16, BF16) {
 }
 
 IRON_TEST(iron_rope_inplace_neox, full_rotary, F32, F16, BF16) {
-  return rope_setup({7, 4, 128, 128, 2048, false, false, true}, 7, 64, dt, rng);
+  return rope_setup({7, 4, 128, 128, 2048, false, false, true}, 1, 32, dt, rng);
 }
 
 IRON_TEST(iron_rope_inplace_gptj, partial_rotary, F32, F16, BF16) {
-  return rope_setup({9, 5, 64, 16, 2048, true, false, true}, 2, 32, dt, rng);
+  return rope_setup({9, 5, 64, 16, 2048, true, false, true}, 1, 32, dt, rng);
 }
 
-IRON_TEST(iron_rope_inplace_gptj, single_pair, F32, F16, BF16) {
-  return rope_setup({1, 1, 2, 2, 2048, true, false, true}, 1, 32, dt, rng);
+IRON_TEST(iron_rope_inplace_gptj, single_chunk, F32, F16, BF16) {
+  return rope_setup({1, 1, 16, 16, 2048, true, false, true}, 1, 32, dt, rng);
 }
 
 IRON_TEST(iron_rope_table_neox, full_rotary, F32, F16, BF16) {
-  return rope_setup({7, 4, 128, 128, 512, false, true}, 7, 64, dt, rng);
+  return rope_setup({7, 4, 128, 128, 512, false, true}, 1, 32, dt, rng);
 }
 
 IRON_TEST(iron_rope_table_neox, partial_rotary, F32, F16, BF16) {
@@ -387,7 +509,7 @@ IRON_TEST(iron_rope_table_neox, partial_rotary, F32, F16, BF16) {
 }
 
 IRON_TEST(iron_rope_table_gptj, full_rotary, F32, F16, BF16) {
-  return rope_setup({7, 4, 128, 128, 512, true, true}, 7, 64, dt, rng);
+  return rope_setup({7, 4, 128, 128, 512, true, true}, 1, 32, dt, rng);
 }
 
 IRON_TEST(iron_rope_table_gptj, partial_rotary, F32, F16, BF16) {
@@ -398,16 +520,16 @@ IRON_TEST(iron_rope_table_inplace_neox, partial_rotary, F32, F16, BF16) {
   return rope_setup({5, 3, 80, 32, 300, false, true, true}, 1, 32, dt, rng);
 }
 
-IRON_TEST(iron_rope_table_inplace_neox, single_pair, F32, F16, BF16) {
-  return rope_setup({1, 1, 2, 2, 1, false, true, true}, 1, 32, dt, rng);
+IRON_TEST(iron_rope_table_inplace_neox, single_chunk, F32, F16, BF16) {
+  return rope_setup({1, 1, 16, 16, 1, false, true, true}, 1, 32, dt, rng);
 }
 
 IRON_TEST(iron_rope_table_inplace_gptj, partial_rotary, F32, F16, BF16) {
-  return rope_setup({9, 5, 64, 16, 300, true, true, true}, 2, 32, dt, rng);
+  return rope_setup({9, 5, 64, 16, 300, true, true, true}, 1, 32, dt, rng);
 }
 
 IRON_TEST(iron_rope_table_inplace_gptj, full_rotary, F32, F16, BF16) {
-  return rope_setup({7, 4, 128, 128, 512, true, true, true}, 7, 64, dt, rng);
+  return rope_setup({7, 4, 128, 128, 512, true, true, true}, 1, 32, dt, rng);
 }
 
 IRON_BENCH(iron_rope_neox, tokens8k_heads32_dim128, F32, F16, BF16) {

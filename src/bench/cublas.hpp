@@ -10,6 +10,7 @@ using CublasStatus = int;  // CUBLAS_STATUS_SUCCESS is 0
 
 /// cudaDataType_t, cublasComputeType_t, cublasGemmAlgo_t and cublasOperation_t values used.
 inline constexpr int kCudaR32F = 0;
+inline constexpr int kCudaR16F = 2;
 inline constexpr int kCudaR16BF = 14;
 inline constexpr int kCublasCompute32F = 68;
 inline constexpr int kCublasGemmDefault = -1;

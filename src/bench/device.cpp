@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 
 // The bench drives the CUDA driver directly, through the runtime's own CUDA layer.
@@ -38,20 +39,66 @@ Spread spread_of(std::vector<double> values) {
 }
 
 /// A launch ready to enqueue: the function, its grid, and the parameter array (which points
-/// into `placeholders` and the carriers KernelParams owns).
+/// into `placeholders` and the carriers KernelParams owns); or a cuBLAS product.
 struct PreparedLaunch {
   std::string what;
   CUfunction function = nullptr;
   Grid grid;
   std::vector<HostTensor> placeholders;
   std::unique_ptr<cuda::KernelParams> params;
+  std::optional<DeviceGemm> gemm;
 };
+
+namespace {
+
+/// The cudaDataType_t of a bench dtype.
+int cuda_data_type(DType dt) {
+  if (dt == DType::F32) return kCudaR32F;
+  if (dt == DType::F16) return kCudaR16F;
+  if (dt == DType::BF16) return kCudaR16BF;
+  throw Error(fmt::format("cuBLAS products take f32, f16 or bf16, not {}", dtype_name(dt)));
+}
+
+/// A device address as the pointer type cuBLAS takes (device pointers are plain addresses).
+void* as_pointer(DeviceAddress address) {
+  return reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr)
+}
+
+}  // namespace
 
 struct BenchDevice::Impl {
   const cuda::Driver& driver = cuda::driver();
   const runtime::CudaDeviceInfo* device = nullptr;
   std::vector<CUdeviceptr> owned;
   std::vector<std::unique_ptr<PreparedLaunch>> launches;
+  CublasHandle cublas_handle = nullptr;  ///< created by the first prepare_gemm
+
+  /// The device's cuBLAS handle, created on first use.
+  CublasHandle blas() {
+    if (cublas_handle != nullptr) return cublas_handle;
+    const Cublas& lib = cublas();
+    if (!lib.available) throw Error(lib.reason);
+    if (const CublasStatus s = lib.api.create(&cublas_handle); s != 0) {
+      cublas_handle = nullptr;
+      throw Error(fmt::format("cublasCreate failed with status {}", s));
+    }
+    return cublas_handle;
+  }
+
+  /// Enqueues `g` on stream 0 (the handle's stream): row-major c = a @ b is column-major
+  /// cᵀ = bᵀ @ aᵀ, so b goes first.
+  void enqueue_gemm(const DeviceGemm& g, const std::string& what) {
+    const float beta = 0.0f;
+    const int type = cuda_data_type(g.dtype);
+    const auto m = static_cast<int>(g.m);
+    const auto n = static_cast<int>(g.n);
+    const auto k = static_cast<int>(g.k);
+    const CublasStatus s =
+        cublas().api.gemm_ex(blas(), kCublasOpN, kCublasOpN, n, m, k, &g.alpha, as_pointer(g.b),
+                             type, n, as_pointer(g.a), type, k, &beta, as_pointer(g.c), type, n,
+                             kCublasCompute32F, kCublasGemmDefault);
+    if (s != 0) throw Error(fmt::format("{}: cublasGemmEx failed with status {}", what, s));
+  }
 
   void check(cuda::CUresult r, std::string_view call, std::string_view what) const {
     driver.check(r, call, what);
@@ -114,6 +161,7 @@ BenchDevice::~BenchDevice() {
   } catch (const Error& e) {
     fmt::print(stderr, "iron bench: {}\n", e.what());
   }
+  if (impl_->cublas_handle != nullptr) cublas().api.destroy(impl_->cublas_handle);
 }
 
 std::string BenchDevice::name() const { return impl_->device->name; }
@@ -191,8 +239,21 @@ int BenchDevice::prepare_source(const std::string& source, const std::string& sy
   return static_cast<int>(impl_->launches.size()) - 1;
 }
 
+int BenchDevice::prepare_gemm(const DeviceGemm& gemm) {
+  impl_->blas();
+  auto p = std::make_unique<PreparedLaunch>();
+  p->what = fmt::format("cuBLAS {}x{}x{} {}", gemm.m, gemm.n, gemm.k, dtype_name(gemm.dtype));
+  p->gemm = gemm;
+  impl_->launches.push_back(std::move(p));
+  return static_cast<int>(impl_->launches.size()) - 1;
+}
+
 void BenchDevice::launch(int handle) {
   PreparedLaunch& p = *impl_->launches.at(static_cast<std::size_t>(handle));
+  if (p.gemm) {
+    impl_->enqueue_gemm(*p.gemm, p.what);
+    return;
+  }
   const Grid& g = p.grid;
   impl_->check(impl_->api().launch_kernel(p.function, g.groups.x, g.groups.y, g.groups.z,
                                           g.group_size.x, g.group_size.y, g.group_size.z, 0,
@@ -239,15 +300,6 @@ double BenchDevice::copy_gbps(std::size_t bytes, int repeat) {
   return 2.0 * static_cast<double>(bytes) / (spread_of(ms).median * 1e6);
 }
 
-namespace {
-
-/// A device address as the pointer type cuBLAS takes (device pointers are plain addresses).
-void* as_pointer(DeviceAddress address) {
-  return reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr)
-}
-
-}  // namespace
-
 GemmCeiling BenchDevice::gemm_tflops(int n, int repeat) {
   const Cublas& lib = cublas();
   GemmCeiling result;
@@ -267,27 +319,14 @@ GemmCeiling BenchDevice::gemm_tflops(int n, int repeat) {
   const DeviceAddress c = alloc(bytes.size());
   upload(a, bytes);
   upload(b, bytes);
-  CublasHandle handle = nullptr;
-  if (const int s = lib.api.create(&handle); s != 0) {
-    result.reason = fmt::format("cublasCreate failed with status {}", s);
-    return result;
+  const auto size = static_cast<std::uint32_t>(n);
+  try {
+    const int gemm = prepare_gemm({DType::BF16, size, size, size, 1.0f, a, b, c});
+    const auto ms = time([&](int) { launch(gemm); }, 2, repeat, "the cuBLAS ceiling");
+    result.tflops = 2.0 * n * static_cast<double>(n) * n / (spread_of(ms).median * 1e9);
+  } catch (const Error& e) {
+    result.reason = e.what();
   }
-  const float alpha = 1.0f;
-  const float beta = 0.0f;
-  int status = 0;
-  const auto gemm = [&](int) {
-    status = std::max(
-        status, lib.api.gemm_ex(handle, kCublasOpN, kCublasOpN, n, n, n, &alpha, as_pointer(a),
-                                kCudaR16BF, n, as_pointer(b), kCudaR16BF, n, &beta, as_pointer(c),
-                                kCudaR16BF, n, kCublasCompute32F, kCublasGemmDefault));
-  };
-  const auto ms = time(gemm, 2, repeat, "the cuBLAS ceiling");
-  lib.api.destroy(handle);
-  if (status != 0) {
-    result.reason = fmt::format("cublasGemmEx failed with status {}", status);
-    return result;
-  }
-  result.tflops = 2.0 * n * static_cast<double>(n) * n / (spread_of(ms).median * 1e9);
   return result;
 }
 

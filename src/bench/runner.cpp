@@ -1,5 +1,6 @@
 /// The bench runner: host data made once, uploaded once and copied into rotated sets on the
-/// device; Iron's kernel and the reference launched on resident buffers and timed with events.
+/// device; Iron's kernel, the CUDA reference and the library call launched on resident buffers
+/// and timed with events.
 #include "iron/bench/runner.hpp"
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "cublas.hpp"
 #include "iron/bench/peer_ops.hpp"
 #include "iron/core/error.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
@@ -159,10 +161,8 @@ class BenchRun {
     device_.synchronize(result_.name);
     check_written();
     if (setup_.cuda_reference()) run_reference();
-    const auto ms = device_.time(
-        [&](int run) { device_.launch(handles[static_cast<std::size_t>(run) % handles.size()]); },
-        kWarmup, repeat_, result_.name);
-    result_.iron = timing_of(ms, setup_);
+    if (setup_.library_call()) run_library();
+    result_.iron = time_handles(handles, result_.name);
     return result_;
   }
 
@@ -250,22 +250,76 @@ class BenchRun {
     device_.synchronize(ref.name);
     r.matches = true;
     for (const auto& [name, count] : setup_.outputs()) {
-      const auto want = testing::unpack(download(device_, sets_[0].at(name)));
-      const auto got = testing::unpack(download(device_, own[0].at(name)));
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        const double d = std::fabs(double{got[i]} - want[i]);
-        r.max_abs_error = std::isnan(d) ? d : std::max(r.max_abs_error, d);
-      }
-      if (std::string m = testing::compare_outputs(name, got, want, ref.tolerance); !m.empty()) {
-        r.matches = false;
-        r.message += m;
-      }
+      compare(r, name, own[0].at(name), ref.tolerance);
     }
+    r.timing = time_handles(handles, ref.name);
+    result_.reference = std::move(r);
+  }
+
+  /// The library call: cuBLAS on each buffer set's inputs (operands of its own uploaded once),
+  /// into outputs of its own, checked against Iron's output and timed like Iron's kernel.
+  void run_library() {
+    const LibraryReference& ref = *setup_.library_call();
+    ReferenceResult r;
+    r.name = ref.name;
+    if (const Cublas& lib = cublas(); !lib.available) {
+      r.unavailable = lib.reason;
+      result_.library = std::move(r);
+      return;
+    }
+    if (std::string problem = check_library_reference(setup_); !problem.empty()) {
+      throw Error(problem);
+    }
+    const auto own_operand = [&](const MatrixOperand& operand) -> DeviceAddress {
+      if (!operand.input.empty()) return 0;
+      const runtime::HostTensor h = testing::pack(operand.values, setup_.dtype());
+      const DeviceAddress address = device_.alloc(h.bytes.size());
+      device_.upload(address, h.bytes);
+      return address;
+    };
+    const DeviceAddress own_a = own_operand(ref.a);
+    const DeviceAddress own_b = own_operand(ref.b);
+    const std::size_t count = std::size_t{ref.m} * ref.n;
+    std::vector<ResidentTensor> outputs;
+    std::vector<int> handles;
+    for (const BufferSet& set : sets_) {
+      const ResidentTensor& out = outputs.emplace_back(
+          ResidentTensor{device_.alloc(count * dtype_size(setup_.dtype())), setup_.dtype(), count});
+      const DeviceAddress a = ref.a.input.empty() ? own_a : set.at(ref.a.input).address;
+      const DeviceAddress b = ref.b.input.empty() ? own_b : set.at(ref.b.input).address;
+      handles.push_back(device_.prepare_gemm(
+          {setup_.dtype(), ref.m, ref.n, ref.k, ref.alpha, a, b, out.address}));
+    }
+    device_.fill(outputs[0].address, count * dtype_size(setup_.dtype()), 0xFF);
+    device_.launch(handles[0]);
+    device_.synchronize(ref.name);
+    r.matches = true;
+    compare(r, ref.output, outputs[0], ref.tolerance);
+    r.timing = time_handles(handles, ref.name);
+    result_.library = std::move(r);
+  }
+
+  /// Compares a reference's output with Iron's output `name` (first buffer set), into `r`.
+  void compare(ReferenceResult& r, const std::string& name, const ResidentTensor& theirs,
+               testing::Tolerance tolerance) {
+    const auto want = testing::unpack(download(device_, sets_[0].at(name)));
+    const auto got = testing::unpack(download(device_, theirs));
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double d = std::fabs(double{got[i]} - want[i]);
+      r.max_abs_error = std::isnan(d) ? d : std::max(r.max_abs_error, d);
+    }
+    if (std::string m = testing::compare_outputs(name, got, want, tolerance); !m.empty()) {
+      r.matches = false;
+      r.message += m;
+    }
+  }
+
+  /// The timing of launches rotated over `handles` (one per buffer set).
+  BenchTiming time_handles(const std::vector<int>& handles, const std::string& what) {
     const auto ms = device_.time(
         [&](int run) { device_.launch(handles[static_cast<std::size_t>(run) % handles.size()]); },
-        kWarmup, repeat_, ref.name);
-    r.timing = timing_of(ms, setup_);
-    result_.reference = std::move(r);
+        kWarmup, repeat_, what);
+    return timing_of(ms, setup_);
   }
 
   static std::string_view cuda_type(DType dt) {
@@ -350,6 +404,7 @@ std::string check_bench_setup(const BenchCase& bench, DType dtype) {
       args.emplace_back(runtime::TensorExtent{p.dtype, count * dtype_size(p.dtype)});
     }
     runtime::check_dispatch(setup.kernel(), args, setup.launch_grid());
+    if (std::string why = check_library_reference(setup); !why.empty()) return why;
   } catch (const std::exception& e) {
     return e.what();
   }

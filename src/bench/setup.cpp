@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/testing/param_lookup.hpp"
@@ -125,6 +127,87 @@ BenchSetup& BenchSetup::reference(CudaReference ref) {
   }
   reference_ = std::move(ref);
   return *this;
+}
+
+namespace {
+
+/// "" or what is wrong with operand `what` ("a", "b") of `rows` × `cols` elements in `dtype`.
+std::string operand_problem(const ir::Kernel& kernel, DType dtype, const MatrixOperand& operand,
+                            const char* what, std::uint64_t rows, std::uint64_t cols) {
+  if (operand.input.empty() == operand.values.empty()) {
+    return fmt::format("operand {} needs either an input's name or values of its own", what);
+  }
+  if (operand.input.empty()) {
+    return operand.values.size() == rows * cols
+               ? ""
+               : fmt::format("operand {} has {} values; {} × {} needs {}", what,
+                             operand.values.size(), rows, cols, rows * cols);
+  }
+  const int param = kernel.find_param(operand.input);
+  if (param < 0 || kernel.params[static_cast<std::size_t>(param)].kind != ir::ParamKind::Input) {
+    return fmt::format("operand {} names '{}', which is not an input", what, operand.input);
+  }
+  const DType held = kernel.params[static_cast<std::size_t>(param)].dtype;
+  return held == dtype ? ""
+                       : fmt::format("operand {}: input '{}' holds {}, the product takes {}", what,
+                                     operand.input, dtype_name(held), dtype_name(dtype));
+}
+
+}  // namespace
+
+BenchSetup& BenchSetup::library_reference(LibraryReference ref) {
+  const auto fail = [&](const std::string& why) {
+    return Error(fmt::format("kernel {}: library reference {}: {}", kernel_.name, ref.name, why));
+  };
+  if (ref.m == 0 || ref.n == 0 || ref.k == 0) {
+    throw fail(fmt::format("m, n and k must be positive, got {}, {}, {}", ref.m, ref.n, ref.k));
+  }
+  for (const std::string& problem : {operand_problem(kernel_, dtype_, ref.a, "a", ref.m, ref.k),
+                                     operand_problem(kernel_, dtype_, ref.b, "b", ref.k, ref.n)}) {
+    if (!problem.empty()) throw fail(problem);
+  }
+  const int out = kernel_.find_param(ref.output);
+  if (out < 0 || kernel_.params[static_cast<std::size_t>(out)].kind != ir::ParamKind::Output) {
+    throw fail(fmt::format("'{}' is not an output", ref.output));
+  }
+  if (const DType held = kernel_.params[static_cast<std::size_t>(out)].dtype; held != dtype_) {
+    throw fail(fmt::format("output '{}' holds {}, the product writes {}", ref.output,
+                           dtype_name(held), dtype_name(dtype_)));
+  }
+  library_ = std::move(ref);
+  return *this;
+}
+
+std::string check_library_reference(const BenchSetup& setup) {
+  if (!setup.library_call()) return "";
+  const LibraryReference& ref = *setup.library_call();
+  const auto problem = [&](const std::string& why) {
+    return fmt::format("library reference {}: {}", ref.name, why);
+  };
+  const std::uint64_t m = ref.m;
+  const std::uint64_t n = ref.n;
+  const std::uint64_t k = ref.k;
+  for (const auto& [operand, what, need] :
+       {std::tuple{&ref.a, "a", m * k}, std::tuple{&ref.b, "b", k * n}}) {
+    if (operand->input.empty()) continue;
+    const auto found = setup.inputs().find(operand->input);
+    if (found == setup.inputs().end()) {
+      return problem(fmt::format("operand {}: input '{}' is not given", what, operand->input));
+    }
+    if (found->second.count < need) {
+      return problem(fmt::format("operand {}: input '{}' holds {} elements; the product reads {}",
+                                 what, operand->input, found->second.count, need));
+    }
+  }
+  const auto out = setup.outputs().find(ref.output);
+  if (out == setup.outputs().end()) {
+    return problem(fmt::format("output '{}' is not given", ref.output));
+  }
+  if (out->second != m * n) {
+    return problem(fmt::format("output '{}' holds {} elements; the product writes {} × {} = {}",
+                               ref.output, out->second, m, n, m * n));
+  }
+  return "";
 }
 
 }  // namespace iron::bench

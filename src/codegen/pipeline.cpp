@@ -14,6 +14,7 @@
 #include "iron/codegen/passes/layout_shared_memory.hpp"
 #include "iron/codegen/passes/legalize.hpp"
 #include "iron/codegen/passes/lower_reductions.hpp"
+#include "iron/codegen/passes/promote_registers.hpp"
 #include "iron/codegen/passes/simplify.hpp"
 #include "iron/codegen/passes/unroll_loops.hpp"
 #include "iron/codegen/passes/vectorize.hpp"
@@ -37,6 +38,8 @@ const std::vector<PassInfo>& pipeline_passes() {
       {"fold_constants", fold_constants,
        "unrolling made induction values constants: fold what depends on them"},
       {"simplify", simplify, "simplifies what the second folding exposed (x*1, x+0 per copy)"},
+      {"promote_registers", promote_registers,
+       "register arrays whose indices unrolling made constant become scalar variables"},
       {"convert_ifs", convert_ifs,
        "turns small pure branches into selects, on the final shape of the arithmetic"},
       {"vectorize", vectorize,
@@ -72,13 +75,17 @@ PipelineResult run_pipeline(ir::Kernel kernel, const TargetProfile& target,
     stat.ops_after = ir::count_ops(kernel);
     result.stats.push_back(std::move(stat));
     if (options.verify_each) {
-      const std::vector<std::string> problems = ir::verify(kernel);
+      const std::vector<std::string> problems = ir::verify(kernel, ir::Stage::Traced);
       if (!problems.empty()) {
         throw IrError(fmt::format("after pass {}: {}\n{}", pass.name, fmt::join(problems, "\n"),
                                   ir::print_kernel(kernel)));
       }
     }
     if (options.keep_ir) result.ir_after.push_back(ir::print_kernel(kernel));
+  }
+  if (const std::vector<std::string> problems = ir::verify(kernel, ir::Stage::Lowered);
+      !problems.empty()) {
+    throw IrError(fmt::format("{}", fmt::join(problems, "\n")));
   }
   result.kernel = std::move(kernel);
   return result;

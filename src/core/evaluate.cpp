@@ -50,6 +50,8 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types) {
     case TypeRule::LoopBounds:
     case TypeRule::Condition:
     case TypeRule::NoOperands:
+    case TypeRule::RegisterArray:
+    case TypeRule::RegisterAccess:
       return false;
   }
   return false;

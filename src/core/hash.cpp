@@ -48,6 +48,11 @@ class Hasher {
       u64(l.dims.size());
       for (const SizeExpr& d : l.dims) size(d);
     }
+    u64(k_.dispatch.constexpr_rules.size());
+    for (const ConstexprRule& r : k_.dispatch.constexpr_rules) {
+      str(r.constexpr_name);
+      u64(static_cast<std::uint64_t>(r.multiple));
+    }
     block(k_.body);
     return h_;
   }
@@ -119,6 +124,7 @@ class Hasher {
         u64(op.axis);
         return;
       case OpAttributes::Lane:
+      case OpAttributes::Count:
         u64(static_cast<std::uint64_t>(op.ivalue));
         return;
       case OpAttributes::Constexpr:

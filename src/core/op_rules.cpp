@@ -96,6 +96,15 @@ class TypeCheck {
         break;
       case TypeRule::NoOperands:
         break;
+      case TypeRule::RegisterArray:
+        same({t_[0], op_.type});
+        if (op_.ivalue < 1 || op_.ivalue > kMaxRegs) {
+          fail("a register array holds 1 to {} elements, not {}", kMaxRegs, op_.ivalue);
+        }
+        break;
+      case TypeRule::RegisterAccess:
+        register_access();
+        break;
     }
     return std::move(problems_);
   }
@@ -132,6 +141,17 @@ class TypeCheck {
 
   void condition(DType t) {
     if (t != DType::Bool) fail("condition must be bool, got {}", dtype_name(t));
+  }
+
+  /// regs.load %array[%index] and regs.store %array[%index], %value: the value and the result
+  /// of the array's element type, an integer index.
+  void register_access() {
+    if (!is_integer(t_[1])) fail("index must be an integer, got {}", dtype_name(t_[1]));
+    if (op_.kind == OpKind::RegsStore) {
+      same({t_[0], t_[2], op_.type});
+    } else {
+      same({t_[0], op_.type});
+    }
   }
 
   void integer_index() {

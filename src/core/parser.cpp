@@ -281,6 +281,10 @@ class Parser {
         layout(item);
         continue;
       }
+      if (what == "require") {
+        constexpr_rule(item, ic);
+        continue;
+      }
       if (what == "dispatch") {
         k_.dispatch.loc = item.loc;
         ic.end();
@@ -373,6 +377,17 @@ class Parser {
     l.dims = expression(line, [&] { return parse_size_dims(trimmed(text)); });
     l.loc = line.loc;
     k_.dispatch.layouts.push_back(std::move(l));
+  }
+
+  /// `require NAME multiple_of M`
+  void constexpr_rule(const Line& line, Cursor& c) {
+    ConstexprRule r;
+    r.constexpr_name = c.word("the constexpr's name");
+    c.keyword("multiple_of");
+    r.multiple = c.integer<std::int64_t>("the multiple");
+    c.end();
+    r.loc = line.loc;
+    k_.dispatch.constexpr_rules.push_back(std::move(r));
   }
 
   void param(Cursor& c) {
@@ -492,6 +507,11 @@ class Parser {
         op.args.push_back(c.value("the vector operand"));
         c.punct(',', "before the lane");
         op.ivalue = c.integer<std::int64_t>("the lane");
+        break;
+      case OpAttributes::Count:
+        op.args.push_back(c.value("the initial value"));
+        c.punct(',', "before the element count");
+        op.ivalue = c.integer<std::int64_t>("the element count");
         break;
     }
     if (op.kind != OpKind::Barrier) c.op_type_suffix(op);

@@ -61,6 +61,10 @@ class Printer {
           fmt::format("  layout {} {} {}", l.param, l.exact ? "==" : ">=", print_size_dims(l.dims));
       end_line(l.loc);
     }
+    for (const ConstexprRule& r : k_.dispatch.constexpr_rules) {
+      out_ += fmt::format("  require {} multiple_of {}", r.constexpr_name, r.multiple);
+      end_line(r.loc);
+    }
     out_ += fmt::format("  values {}\n{{\n", k_.num_values);
     block(k_.body, 1);
     out_ += "}\n";
@@ -145,6 +149,7 @@ class Printer {
       case OpAttributes::TensorOrShared:
         return " " + indexed(op.shared >= 0 ? shared_name(op.shared) : param_name(op.param), op);
       case OpAttributes::Lane:
+      case OpAttributes::Count:
         return value_list(op.args) + fmt::format(", {}", op.ivalue);
     }
     IRON_INTERNAL_ERROR("an op kind outside the op table");

@@ -22,9 +22,38 @@ bool is_plain_access(OpKind k) {
 /// (barriers, simdgroup and group collectives) and every access to threadgroup memory.
 bool is_group_op(const Op& op) { return op_info(op.kind).has(kConvergent) || op.shared >= 0; }
 
+/// What a value is: a plain value, a variable (var) or a register array (regs); the last two
+/// are read and written only through their own ops.
+enum class Storage : std::uint8_t { Value, Var, Regs };
+
+Storage storage_defined_by(OpKind k) {
+  if (k == OpKind::VarDecl) return Storage::Var;
+  return k == OpKind::RegsDecl ? Storage::Regs : Storage::Value;
+}
+
+/// What the first operand of an op of kind k must be.
+Storage storage_operand(OpKind k) {
+  if (k == OpKind::VarLoad || k == OpKind::VarStore) return Storage::Var;
+  return k == OpKind::RegsLoad || k == OpKind::RegsStore ? Storage::Regs : Storage::Value;
+}
+
+std::string storage_mismatch(const Op& op, ValueId id, Storage is, Storage wanted) {
+  switch (wanted) {
+    case Storage::Var:
+      return fmt::format("{} of %{}, which is not a variable", op_name(op.kind), id);
+    case Storage::Regs:
+      return fmt::format("{} of %{}, which is not a register array", op_name(op.kind), id);
+    case Storage::Value:
+      break;
+  }
+  return is == Storage::Var
+             ? fmt::format("uses variable %{} as a value (read it with var.load)", id)
+             : fmt::format("uses register array %{} as a value (read it with regs.load)", id);
+}
+
 class Verifier {
  public:
-  explicit Verifier(const Kernel& k) : k_(k) {}
+  Verifier(const Kernel& k, Stage stage) : k_(k), stage_(stage) {}
 
   std::vector<std::string> run() {
     if (k_.num_values > kMaxValues) {
@@ -38,6 +67,7 @@ class Verifier {
     check_rules();
     check_grid_rules();
     check_layouts();
+    check_constexpr_rules();
     if (k_.body.ops.empty()) report(k_.loc, "empty kernel body");
     block(k_.body);
     check_contract();
@@ -48,9 +78,11 @@ class Verifier {
   struct ValueInfo {
     bool defined = false;
     bool visible = false;
-    bool is_var = false;
+    Storage storage = Storage::Value;
     DType type = DType::U32;
-    std::uint8_t lanes = 1;  ///< > 1 for the result of a vector load
+    std::uint8_t lanes = 1;             ///< > 1 for the result of a vector load
+    std::int64_t elements = 0;          ///< of a register array
+    std::optional<std::int64_t> known;  ///< an integer constant's value
   };
 
   void report(const SourceLoc& loc, std::string_view what) {
@@ -145,6 +177,19 @@ class Verifier {
     }
   }
 
+  void check_constexpr_rules() {
+    for (const ConstexprRule& r : k_.dispatch.constexpr_rules) {
+      const std::string where =
+          fmt::format("require {} multiple_of {}", r.constexpr_name, r.multiple);
+      const int p = k_.find_param(r.constexpr_name);
+      if (p < 0 || k_.params[p].kind != ParamKind::Constexpr || !is_integer(k_.params[p].dtype)) {
+        report(r.loc, fmt::format("{}: '{}' is not an integer constexpr parameter", where,
+                                  r.constexpr_name));
+      }
+      if (r.multiple <= 0) report(r.loc, where + ": the multiple must be positive");
+    }
+  }
+
   void check_contract() {
     bool group_ops = !k_.shared.empty();
     bool writes_output = false;
@@ -211,6 +256,12 @@ class Verifier {
   /// Operand count, operand visibility and types, block count and result of one op.
   void check_shape(const Op& op) {
     const std::string_view name = op_name(op.kind);
+    if (stage_ == Stage::Lowered && op_info(op.kind).types == TypeRule::RegisterAccess) {
+      report(op.loc, fmt::format("{}: the index of register array %{} is not a constant after "
+                                 "unrolling (a loop that indexes a register array unrolls only "
+                                 "when its bounds are constants and it runs at most {} trips)",
+                                 name, op.args.empty() ? kNoValue : op.args[0], kMaxRegs));
+    }
     check_lanes(op);
     const std::optional<std::vector<DType>> types = operand_types(op);
     if (op.args.size() != op_arity(op)) {
@@ -268,6 +319,16 @@ class Verifier {
     return true;
   }
 
+  /// A constant index of a register array is one of its elements.
+  void check_register_index(const Op& op, const ValueInfo& array) {
+    if (op.args.size() < 2 || op.args[1] >= values_.size()) return;
+    const std::optional<std::int64_t> index = values_[op.args[1]].known;
+    if (index && (*index < 0 || *index >= array.elements)) {
+      report(op.loc, fmt::format("{} at index {} of %{}, which has {} elements", op_name(op.kind),
+                                 *index, op.args[0], array.elements));
+    }
+  }
+
   /// The operands' types, or nullopt when one of them is not visible here (reported).
   std::optional<std::vector<DType>> operand_types(const Op& op) {
     std::vector<DType> types;
@@ -287,15 +348,14 @@ class Verifier {
         known = false;
         continue;
       }
-      const bool wants_var = i == 0 && (op.kind == OpKind::VarLoad || op.kind == OpKind::VarStore);
-      if (wants_var && !v.is_var) {
-        report(op.loc, fmt::format("{} of %{}, which is not a variable", op_name(op.kind), id));
-        known = false;
-      } else if (!wants_var && v.is_var) {
-        report(op.loc, fmt::format("uses variable %{} as a value (read it with var.load)", id));
+      const Storage wanted = i == 0 ? storage_operand(op.kind) : Storage::Value;
+      if (v.storage != wanted) {
+        report(op.loc, storage_mismatch(op, id, v.storage, wanted));
         known = false;
       } else if (!check_vector_use(op, id, v)) {
         known = false;
+      } else if (wanted == Storage::Regs) {
+        check_register_index(op, v);
       }
       types.push_back(v.type);
     }
@@ -316,11 +376,13 @@ class Verifier {
       report(op.loc, fmt::format("defines %{}, which is already defined", id));
       return;
     }
-    v = {true, true, op.kind == OpKind::VarDecl, op.type, op.lanes};
+    v = {true, true, storage_defined_by(op.kind), op.type, op.lanes, op.ivalue, std::nullopt};
+    if (op.kind == OpKind::Const && is_integer(op.type)) v.known = op.ivalue;
     scopes_.back().push_back(id);
   }
 
   const Kernel& k_;
+  Stage stage_;
   std::vector<ValueInfo> values_;
   std::vector<std::vector<ValueId>> scopes_;
   std::vector<std::string> problems_;
@@ -328,7 +390,9 @@ class Verifier {
 
 }  // namespace
 
-std::vector<std::string> verify(const Kernel& kernel) { return Verifier(kernel).run(); }
+std::vector<std::string> verify(const Kernel& kernel, Stage stage) {
+  return Verifier(kernel, stage).run();
+}
 
 void verify_or_throw(const Kernel& kernel) {
   const std::vector<std::string> problems = verify(kernel);

@@ -89,7 +89,8 @@ void dispatch(ir::DispatchMode mode, std::initializer_list<ir::SizeRule> rules,
   auto& t = detail::Tracer::current();
   t.at(where);
   const ir::DispatchContract& declared = t.kernel().dispatch;
-  t.set_dispatch({mode, rules, declared.grid_rules, declared.layouts, t.loc()});
+  t.set_dispatch(
+      {mode, rules, declared.grid_rules, declared.layouts, declared.constexpr_rules, t.loc()});
 }
 
 void grid(std::string_view groups, SourceLocation where) {
@@ -132,6 +133,17 @@ void declare_layout(int param, bool exact, std::string_view dims, SourceLocation
   l.dims = contract_expression(t, call, [&] { return ir::parse_size_dims(dims); });
   for (const ir::SizeExpr& d : l.dims) check_names(t, call, d);
   t.kernel().dispatch.layouts.push_back(std::move(l));
+}
+
+void declare_multiple(int param, std::int64_t multiple, SourceLocation where) {
+  auto& t = Tracer::current();
+  t.at(where);
+  const std::string& name = t.kernel().params.at(static_cast<std::size_t>(param)).name;
+  if (multiple <= 0) {
+    t.fail(
+        fmt::format("require_multiple_of({}, {}): the multiple must be positive", name, multiple));
+  }
+  t.kernel().dispatch.constexpr_rules.push_back({name, multiple, t.loc()});
 }
 
 }  // namespace detail

@@ -68,6 +68,21 @@ ir::ValueId record_var_load(ir::ValueId var, DType type) {
   return Tracer::current().record(ir::OpKind::VarLoad, type, {var}).result;
 }
 
+ir::ValueId record_regs_decl(ir::ValueId init, DType type, std::size_t elements) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::RegsDecl, type, {init});
+  op.ivalue = static_cast<std::int64_t>(elements);
+  return op.result;
+}
+
+ir::ValueId record_regs_load(ir::ValueId array, ir::ValueId index, DType type) {
+  return Tracer::current().record(ir::OpKind::RegsLoad, type, {array, index}).result;
+}
+
+void record_regs_store(ir::ValueId array, ir::ValueId index, ir::ValueId value) {
+  Tracer& t = Tracer::current();
+  t.record(ir::OpKind::RegsStore, t.type_of(value), {array, index, value});
+}
+
 void record_var_store(ir::ValueId var, ir::ValueId value) {
   Tracer& t = Tracer::current();
   t.record(ir::OpKind::VarStore, t.type_of(var), {var, value});
@@ -82,6 +97,33 @@ ir::ValueId record_constexpr_ref(int param, DType type) {
 ir::ValueId record_load(int param, int shared, ir::ValueId index, DType type) {
   const ir::OpKind kind = shared >= 0 ? ir::OpKind::SharedLoad : ir::OpKind::Load;
   return record_access(Tracer::current(), kind, param, shared, {index}, type).result;
+}
+
+std::vector<ir::ValueId> record_lanes_load(int param, int shared, ir::ValueId index, DType type,
+                                           std::uint8_t lanes) {
+  Tracer& t = Tracer::current();
+  const ir::OpKind kind = shared >= 0 ? ir::OpKind::SharedLoad : ir::OpKind::Load;
+  ir::Op& load = record_access(t, kind, param, shared, {index}, type);
+  load.lanes = lanes;
+  const ir::ValueId vector = load.result;
+  std::vector<ir::ValueId> values;
+  for (std::uint8_t lane = 0; lane < lanes; ++lane) {
+    ir::Op& extract = t.record(ir::OpKind::Extract, type, {vector});
+    extract.ivalue = lane;
+    values.push_back(extract.result);
+  }
+  return values;
+}
+
+void record_lanes_store(int param, int shared, ir::ValueId index,
+                        const std::vector<ir::ValueId>& values, DType type) {
+  Tracer& t = Tracer::current();
+  check_write_target(t, param);
+  const ir::OpKind kind = shared >= 0 ? ir::OpKind::SharedStore : ir::OpKind::Store;
+  std::vector<ir::ValueId> args = {index};
+  args.insert(args.end(), values.begin(), values.end());
+  record_access(t, kind, param, shared, std::move(args), type).lanes =
+      static_cast<std::uint8_t>(values.size());
 }
 
 void record_store(int param, int shared, ir::ValueId index, ir::ValueId value, DType type) {

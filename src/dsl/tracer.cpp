@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <utility>
 
 #include "iron/core/builder.hpp"
@@ -28,7 +29,9 @@ ir::SourceLoc to_loc(const SourceLocation& where) {
       }
     }
   }
-  return {std::move(file), where.line()};
+  // A header reached as `kernels/ops/../primitives/x.hpp` is `kernels/primitives/x.hpp`, whichever
+  // kernel file's copy of an inline function the linker kept.
+  return {std::filesystem::path(file).lexically_normal().generic_string(), where.line()};
 }
 
 Tracer::Tracer(std::string kernel_name, DType dtype, ir::SourceLoc where) : previous_(g_current) {

@@ -201,6 +201,28 @@ void check_rule(const ir::Kernel& kernel, const std::vector<GuardArg>& args, std
   }
 }
 
+/// `require NAME multiple_of M`: the constexpr's value at this launch is a multiple of M.
+void check_constexpr_rule(const ir::Kernel& kernel, const std::vector<GuardArg>& args,
+                          const ir::ConstexprRule& rule) {
+  constexpr std::string_view kDecl = "require_multiple_of(...)";
+  const int index = kernel.find_param(rule.constexpr_name);
+  const Scalar* s =
+      index < 0 ? nullptr : std::get_if<Scalar>(&args[static_cast<std::size_t>(index)]);
+  if (s == nullptr || !is_integer(s->dtype) || rule.multiple <= 0) {
+    refuse(kernel,
+           fmt::format("the contract requires '{}' to be a multiple of {}, which needs an integer "
+                       "constexpr parameter '{}' and a positive multiple",
+                       rule.constexpr_name, rule.multiple, rule.constexpr_name),
+           kDecl, rule.loc);
+  }
+  if (s->i % rule.multiple != 0) {
+    refuse(kernel,
+           fmt::format("constexpr {} ({}) must be a multiple of {}", rule.constexpr_name, s->i,
+                       rule.multiple),
+           kDecl, rule.loc);
+  }
+}
+
 /// Values of the leaves of contract expressions for one launch.
 class Values {
  public:
@@ -398,6 +420,9 @@ void check_dispatch(const ir::Kernel& kernel, const std::vector<GuardArg>& args,
   const std::uint64_t threads = threads_per_group(grid.group_size);
   for (const ir::SizeRule& rule : kernel.dispatch.group_size_rules) {
     check_rule(kernel, args, threads, rule);
+  }
+  for (const ir::ConstexprRule& rule : kernel.dispatch.constexpr_rules) {
+    check_constexpr_rule(kernel, args, rule);
   }
   const Dim3& d = grid.group_size;
   if (kernel.dispatch.mode == ir::DispatchMode::Reduction && (d.y != 1 || d.z != 1)) {

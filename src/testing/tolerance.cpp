@@ -45,11 +45,14 @@ double gamma(std::size_t k) {
 
 double sum_error(std::size_t depth, double abs_sum) { return gamma(depth) * abs_sum; }
 
-std::size_t group_sum_depth(std::size_t n, std::uint32_t tpg) {
-  if (n == 0 || tpg == 0) return 0;
-  const std::size_t per_thread = (n + tpg - 1) / tpg;
+std::size_t group_sum_depth(std::size_t n, std::uint32_t tpg, std::size_t lanes) {
+  if (n == 0 || tpg == 0 || lanes == 0) return 0;
+  const std::size_t runs = (n + lanes - 1) / lanes;
+  const std::size_t per_thread = lanes * ((runs + tpg - 1) / tpg);
   return std::min(per_thread - 1 + (tpg - 1), n - 1);
 }
+
+std::size_t lanes_per_vector(DType dt) { return 16 / dtype_size(dt); }
 
 double max_row_abs_sum(const std::vector<float>& x, std::size_t rows, std::size_t n) {
   if (x.size() != rows * n) {

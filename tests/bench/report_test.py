@@ -29,6 +29,20 @@ IRON = {
          "reference": {"name": "hand", "matches": True, "max_abs_error": 0.0, "message": "",
                        "timing": {"median_us": 3.0, "min_us": 3.0, "max_us": 3.0, "gbps": 1.0,
                                   "tflops": 0.0}}},
+        {"bench": "iron_hadamard_n64.x", "kernel": "iron_hadamard_n64", "dtype": "bf16",
+         "bytes": 4000000, "flops": 0, "peer_op": "hadamard", "peer_dims": {}, "buffer_sets": 1,
+         "all_written": True,
+         "iron": {"median_us": 2.0, "min_us": 2.0, "max_us": 2.0, "gbps": 2000.0,
+                  "tflops": 0.0},
+         "library": {"name": "x @ H (cuBLAS)", "matches": True, "max_abs_error": 0.0,
+                     "message": "", "timing": {"median_us": 4.5, "min_us": 4.4, "max_us": 4.6,
+                                               "gbps": 1.0, "tflops": 0.0}}},
+        {"bench": "iron_hadamard_n64.x", "kernel": "iron_hadamard_n64", "dtype": "f32",
+         "bytes": 8000000, "flops": 0, "peer_op": "hadamard", "peer_dims": {}, "buffer_sets": 1,
+         "all_written": True,
+         "iron": {"median_us": 4.0, "min_us": 4.0, "max_us": 4.0, "gbps": 2000.0,
+                  "tflops": 0.0},
+         "library": {"name": "x @ H (cuBLAS)", "unavailable": "cuBLAS not found"}},
         {"bench": "iron_broken.x", "kernel": "iron_broken", "dtype": "f16", "bytes": 8,
          "flops": 0, "peer_op": "copy", "peer_dims": {}, "buffer_sets": 1,
          "all_written": False, "error": "output 'out': 3 of 8 elements were not written"},
@@ -58,7 +72,7 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(copy["best_peer"]["gbps"], 4000000 / 1.5e3)
 
     def test_cases_without_peers_or_timing_keep_their_reason(self):
-        softmax, broken = self.merged["results"][1], self.merged["results"][2]
+        softmax, broken = self.merged["results"][1], self.merged["results"][4]
         self.assertNotIn("best_peer", softmax)
         self.assertEqual(softmax["peer_error"], "no peer is defined for operation 'softmax'")
         self.assertIn("not written", broken["error"])
@@ -73,6 +87,20 @@ class ReportTest(unittest.TestCase):
         self.assertIn("failed: output 'out': 3 of 8 elements were not written", text)
         self.assertIn("torch.compile: RuntimeError: no", text)
         self.assertIn("Commit `abc1234`", text)
+
+    def test_library_call_beside_the_reference(self):
+        self.assertEqual(self.merged["results"][2]["library"]["name"], "x @ H (cuBLAS)")
+        text = report.markdown(self.merged)
+        self.assertIn("| reference µs | library µs |", text)
+        self.assertIn("| iron_hadamard_n64.x | bf16 | 2.0 | 2000 | 50% | - | none ran | - | - | "
+                      "- | 4.5 |", text)
+        self.assertIn("| iron_hadamard_n64.x | f32 | 4.0 | 2000 | 50% | - | none ran | - | - | "
+                      "- | n/a |", text)
+        self.assertIn("- iron_hadamard_n64.x bf16: x @ H (cuBLAS) in process 4.5 µs", text)
+        self.assertIn("- iron_hadamard_n64.x f32: x @ H (cuBLAS) in process: cuBLAS not found",
+                      text)
+        self.assertIn("| iron_softmax.r | f32 | 2.0 | 1000 | 25% | 2.00 | no peer is defined "
+                      "for operation 'softmax' | - | - | 3.0 | - |", text)
 
     def test_picture_is_well_formed_svg_with_both_panels(self):
         svg = report.picture(self.merged)

@@ -25,6 +25,7 @@ TEST(PassPipeline, RunsThePassesInOrderEachWithAReason) {
                                          "unroll_loops",
                                          "fold_constants",
                                          "simplify",
+                                         "promote_registers",
                                          "convert_ifs",
                                          "vectorize",
                                          "lower_reductions",

@@ -21,66 +21,13 @@
 #include "iron/testing/data.hpp"
 #include "iron/testing/registry.hpp"
 #include "iron/testing/runner.hpp"
+#include "vectorize_test_support.hpp"
 
 namespace iron::vectorize_test {
 namespace {
 
 using codegen::TargetProfile;
-
-/// A reduction kernel with `values` values around `body`. Parameters: inputs x, w (f32), xh, wh
-/// (f16), xb (bf16); outputs out (f32), outh (f16), outb (bf16), outu (u32); constexpr n, m
-/// (u32); shared s (f32[64]).
-std::string kernel_with(std::string_view body, int values) {
-  return std::string(R"(kernel t dtype=f32 mode=reduction
-  param in x: f32
-  param in w: f32
-  param in xh: f16
-  param in wh: f16
-  param in xb: bf16
-  param out out: f32
-  param out outh: f16
-  param out outb: bf16
-  param out outu: u32
-  param constexpr n: u32
-  param constexpr m: u32
-  shared s: f32[64]
-  rule multiple_of 32
-  values )") +
-         std::to_string(values) + "\n{\n" + std::string(body) + "}\n";
-}
-
-std::string text_of(const ir::Kernel& kernel) {
-  return ir::print_kernel(kernel, {.locations = false});
-}
-
-std::string problems_of(const ir::Kernel& kernel) {
-  std::string text;
-  for (const std::string& p : ir::verify(kernel)) text += p + "\n";
-  return text;
-}
-
-/// Parses `text` (which must verify), vectorizes it, checks the verifier and that a second run
-/// changes nothing, and returns the printed result.
-std::string vectorized(std::string_view text, const TargetProfile& target = {}) {
-  ir::Kernel kernel = ir::parse_kernel(text);
-  EXPECT_EQ(problems_of(kernel), "") << "the input does not verify:\n" << text;
-  codegen::vectorize(kernel, target);
-  EXPECT_EQ(problems_of(kernel), "") << "after the pass:\n" << text_of(kernel);
-  const std::string once = text_of(kernel);
-  codegen::vectorize(kernel, target);
-  EXPECT_EQ(text_of(kernel), once) << "a second run changed the kernel";
-  return once;
-}
-
-void expect_vectorized(std::string_view body, int values, std::string_view want, int values_after,
-                       const TargetProfile& target = {}) {
-  EXPECT_EQ(vectorized(kernel_with(body, values), target),
-            text_of(ir::parse_kernel(kernel_with(want, values_after))));
-}
-
-void expect_unchanged(std::string_view body, int values) {
-  expect_vectorized(body, values, body, values);
-}
+using namespace vectorize_support;
 
 TargetProfile with_vector_bytes(std::uint32_t bytes) {
   TargetProfile target;
@@ -651,14 +598,6 @@ TEST(PassVectorize, LeavesEveryOtherShapeAlone) {
   }
 )",
        9},
-      {"j used as a value", R"(
-  for %5 = %3 to %0 step %4 : u32 {
-    %6 = add %2, %5 : u32
-    %7 = cast %5 : f32
-    store out[%6], %7 : f32
-  }
-)",
-       8},
       {"an index used as a value", R"(
   for %5 = %3 to %0 step %4 : u32 {
     %6 = add %2, %5 : u32
@@ -693,16 +632,15 @@ TEST(PassVectorize, LeavesEveryOtherShapeAlone) {
   }
 )",
        9},
-      {"an end that is not a constexpr or a literal", R"(
-  %5 = const 1 : u32
-  %6 = add %0, %5 : u32
-  for %7 = %3 to %6 step %4 : u32 {
-    %8 = add %2, %7 : u32
-    %9 = load x[%8] : f32
-    store out[%8], %9 : f32
+      {"an end that depends on the thread", R"(
+  %5 = add %0, %3 : u32
+  for %6 = %3 to %5 step %4 : u32 {
+    %7 = add %2, %6 : u32
+    %8 = load x[%7] : f32
+    store out[%7], %8 : f32
   }
 )",
-       10},
+       9},
       {"a literal end that no width divides", R"(
   %5 = const 1023 : u32
   for %6 = %3 to %5 step %4 : u32 {
@@ -721,8 +659,8 @@ TEST(PassVectorize, LeavesEveryOtherShapeAlone) {
   }
 )",
        10},
-      {"a loop inside a branch", R"(
-  %5 = const 1 : bool
+      {"a loop inside a branch that depends on the thread", R"(
+  %5 = lt %3, %0 : bool
   if %5 {
     for %6 = %3 to %0 step %4 : u32 {
       %7 = add %2, %6 : u32
@@ -732,6 +670,19 @@ TEST(PassVectorize, LeavesEveryOtherShapeAlone) {
   }
 )",
        9},
+      {"a loop inside another loop", R"(
+  %5 = const 0 : u32
+  %6 = const 2 : u32
+  %7 = const 1 : u32
+  for %8 = %5 to %6 step %7 : u32 {
+    for %9 = %3 to %0 step %4 : u32 {
+      %10 = add %2, %9 : u32
+      %11 = load x[%10] : f32
+      store out[%10], %11 : f32
+    }
+  }
+)",
+       12},
       {"a value that depends on the thread", R"(
   %5 = cast %3 : f32
   for %6 = %3 to %0 step %4 : u32 {

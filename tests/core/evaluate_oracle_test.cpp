@@ -100,6 +100,30 @@ TEST(EvaluateOracle, UnaryOps) {
   EXPECT_EQ(eval(OpKind::Log, f, {real(f, -1.0f)}).outcome, Outcome::NotANumber);
 }
 
+/// The approximate ops evaluate to their exact function with subnormal operands and results
+/// flushed to the zero of their sign, as PTX's ex2.approx.ftz and rcp.approx.ftz do.
+TEST(EvaluateOracle, ApproximateOpsAreTheirFunctionWithSubnormalsFlushed) {
+  const DType f = DType::F32;
+  expect_real(eval(OpKind::Exp2Approx, f, {real(f, 10.0f)}), f, 1024.0f, "exp2.approx 10");
+  expect_real(eval(OpKind::Exp2Approx, f, {real(f, -126.0f)}), f, 0x1p-126f,
+              "exp2.approx -126: the smallest normal stays");
+  expect_real(eval(OpKind::Exp2Approx, f, {real(f, -130.0f)}), f, 0.0f,
+              "exp2.approx -130: a subnormal result flushes");
+  expect_real(eval(OpKind::Exp2Approx, f, {real(f, -kInf)}), f, 0.0f, "exp2.approx -inf");
+  expect_real(eval(OpKind::Exp2Approx, f, {real(f, kInf)}), f, kInf, "exp2.approx inf");
+  expect_real(eval(OpKind::RecipApprox, f, {real(f, 4.0f)}), f, 0.25f, "recip.approx 4");
+  expect_real(eval(OpKind::RecipApprox, f, {real(f, -0.0f)}), f, -kInf, "recip.approx -0");
+  expect_real(eval(OpKind::RecipApprox, f, {real(f, -1e-40f)}), f, -kInf,
+              "recip.approx of a subnormal: its operand flushes to -0");
+  expect_real(eval(OpKind::RecipApprox, f, {real(f, 0x1p127f)}), f, 0.0f,
+              "recip.approx 2^127: the subnormal 2^-127 flushes");
+  expect_real(eval(OpKind::RecipApprox, f, {real(f, -0x1p127f)}), f, -0.0f,
+              "recip.approx -2^127: to the zero of its sign");
+  expect_real(eval(OpKind::RecipApprox, DType::F16, {real(DType::F16, 3.0f)}), DType::F16,
+              0.333251953125f, "recip.approx f16 3 rounds once to f16");
+  EXPECT_EQ(eval(OpKind::Exp2Approx, f, {real(f, kNaN)}).outcome, Outcome::NotANumber);
+}
+
 TEST(EvaluateOracle, HalfAndBfloat16RoundToNearestEvenAfterEveryOp) {
   const DType h = DType::F16;
   const DType b = DType::BF16;

@@ -144,6 +144,17 @@ class RowCheck {
       case TypeRule::LoopBounds:
         expect(op_.operands == 3 && op_.blocks == 1, "a loop does not take bounds and a body");
         break;
+      case TypeRule::RegisterArray:
+        expect(op_.operands == 1 && op_.result == ResultRule::Required && !is(kPure),
+               "a register array is not declared from an initial value");
+        break;
+      case TypeRule::RegisterAccess:
+        expect(is(kWritesMemory)
+                   ? op_.operands == 3 && op_.result == ResultRule::Forbidden
+                   : op_.operands == 2 && op_.result == ResultRule::Required && is(kReadsMemory),
+               "a register access is neither a load (array, index) nor a store (array, index, "
+               "value; no result)");
+        break;
       case TypeRule::Condition:
         expect(op_.operands == 1 && op_.blocks == 2,
                "a branch does not take a condition and two "
@@ -176,6 +187,10 @@ class RowCheck {
     if (!op_.c_function.empty()) {
       expect(type_rule_allows(op_.types, DType::F32) && is(kPure) && op_.operands >= 1,
              "a C math function on an op that is not a pure float op");
+    }
+    if (is(kApproximate)) {
+      expect(is(kPure) && op_.types == TypeRule::Float && op_.c_function.empty(),
+             "an approximate op is not a pure float function without a C function");
     }
   }
 
@@ -224,6 +239,7 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
        {"atomic.add", "atomic.max", "atomic.min", "atomic.and", "atomic.or", "atomic.xor",
         "atomic.xchg"}},
       {OpAttributes::Lane, {"extract"}},
+      {OpAttributes::Count, {"regs"}},
   };
   EXPECT_EQ(held, expected);
 }
@@ -252,6 +268,9 @@ TEST(OpTable, ConsistencyCheckCatchesABrokenRow) {
             Problems{"barrier: an op that defines no value has no effect (it would be dead)"});
   EXPECT_EQ(problems_after(OpKind::Shl, [](OpInfo& op) { op.c_function = "ldexp"; }),
             Problems{"shl: a C math function on an op that is not a pure float op"});
+  EXPECT_EQ(problems_after(OpKind::Exp2Approx, [](OpInfo& op) { op.c_function = "exp2"; }),
+            Problems{"exp2.approx: an approximate op is not a pure float function without a C "
+                     "function"});
   EXPECT_EQ(problems_after(OpKind::Lt, [](OpInfo& op) { op.types = TypeRule::Number; }),
             Problems{"lt: a comparison without the comparison type rule"});
   EXPECT_EQ(problems_after(OpKind::SimdShuffle, [](OpInfo& op) { op.operands = 1; }),

@@ -34,7 +34,7 @@ constexpr std::string_view kEveryOp =
   rule exactly n/4
   rule exactly n
   rule power_of_two
-  values 97
+  values 101
 {
   %0 = builtin global_id.x : u32  ; kernels/test/every-op_v2.cpp:12
   %1 = builtin thread_id.y : u32
@@ -70,6 +70,11 @@ constexpr std::string_view kEveryOp =
   %31 = cos %9 : f32
   %32 = tanh %9 : f32
   %96 = erf %9 : f32
+  %97 = exp2.approx %9 : f32
+  %98 = recip.approx %9 : f32
+  %99 = regs %9, 4 : f32
+  regs.store %99, %21, %98 : f32
+  %100 = regs.load %99, %0 : f32
   %33 = abs %9 : f32
   %34 = recip %9 : f32
   %35 = floor %9 : f32

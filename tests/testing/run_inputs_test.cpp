@@ -152,8 +152,7 @@ TEST(IronRunInputs, WithoutItsArgumentsAKernelListsItsParameters) {
   EXPECT_EQ(o.status, 2) << o.output;
   EXPECT_TRUE(contains(o.output,
                        "missing --in inp=FILE.npy --out out=FILE.npy --const alpha=VALUE "
-                       "--const n=VALUE --grid X[,Y,Z] --tpg X[,Y,Z]; kernel iron_scale [f16] "
-                       "takes:\n"
+                       "--const n=VALUE; kernel iron_scale [f16] takes:\n"
                        "  in         inp    f16   --in inp=FILE.npy\n"
                        "  out        out    f16   --out out=FILE.npy\n"
                        "  constexpr  alpha  f32   --const alpha=VALUE\n"

@@ -29,6 +29,15 @@ struct ResidentTensor {
 };
 using ResidentArg = std::variant<ResidentTensor, runtime::Scalar>;
 
+/// A cuBLAS matrix product on resident buffers, row-major: c[m, n] = alpha · a[m, k] @ b[k, n],
+/// every matrix in `dtype` (f32, f16 or bf16), accumulated in f32.
+struct DeviceGemm {
+  DType dtype = DType::F32;
+  std::uint32_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f;
+  DeviceAddress a = 0, b = 0, c = 0;
+};
+
 /// A cuBLAS result: the rate, or why there is none (no library, a failed call).
 struct GemmCeiling {
   std::optional<double> tflops;
@@ -64,7 +73,10 @@ class BenchDevice {
   /// A hand-written CUDA kernel (compiled by NVRTC for this device) on resident arguments.
   int prepare_source(const std::string& source, const std::string& symbol,
                      const std::vector<ResidentArg>& args, const runtime::Grid& grid);
-  /// Enqueues one launch on stream 0; does not wait.
+  /// A cuBLAS product (cuBLAS loaded at run time, one handle per device, on stream 0), for
+  /// launch(). Throws iron::Error saying why when cuBLAS cannot be loaded.
+  int prepare_gemm(const DeviceGemm& gemm);
+  /// Enqueues one launch (or library call) on stream 0; does not wait.
   void launch(int handle);
   /// Waits for the device; throws iron::Error naming `what` when a kernel failed.
   void synchronize(const std::string& what);

@@ -1,6 +1,7 @@
 /// Runs registered benches on the device: resident buffers rotated past the L2, a warm-up,
 /// device-event timing, the check that every output was written, and the optional CUDA
-/// reference timed and compared; and checks setups without a GPU (`iron bench --dry-run`).
+/// reference and library call timed and compared; and checks setups without a GPU
+/// (`iron bench --dry-run`).
 #pragma once
 
 #include <cstdint>
@@ -20,12 +21,14 @@ struct BenchTiming {
   double tflops = 0.0;  ///< FLOPs / median time
 };
 
+/// A reference (hand-written CUDA or a library call) timed and compared with Iron's outputs.
 struct ReferenceResult {
   std::string name;
   BenchTiming timing;
   double max_abs_error = 0.0;  ///< against Iron's outputs
   bool matches = false;
-  std::string message;  ///< the first mismatches when not
+  std::string message;      ///< the first mismatches when not
+  std::string unavailable;  ///< a library call that could not run (no library): why; no timing
 };
 
 struct BenchResult {
@@ -41,6 +44,7 @@ struct BenchResult {
   std::uint64_t working_set = 0;  ///< bytes of one set of buffers
   BenchTiming iron;
   std::optional<ReferenceResult> reference;
+  std::optional<ReferenceResult> library;  ///< the library call (cuBLAS), when the bench names one
   bool all_written = true;  ///< every output element written (unless the bench is partial)
   std::string error;        ///< non-empty: the bench failed and has no timing
 };
@@ -58,8 +62,9 @@ Ceilings measure_ceilings(BenchDevice& device, int repeat);
 /// Runs one bench in one dtype; never throws (failures land in `error`).
 BenchResult run_bench(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat);
 
-/// Builds the setup and checks it without a device: a grid, bytes or FLOPs, a peer case, and the
-/// dispatch guard on placeholder arguments. Returns "" or what is wrong.
+/// Builds the setup and checks it without a device: a grid, bytes or FLOPs, a peer case, the
+/// dispatch guard on placeholder arguments, and the library reference's sizes against the
+/// buffers. Returns "" or what is wrong.
 std::string check_bench_setup(const BenchCase& bench, DType dtype);
 
 }  // namespace iron::bench

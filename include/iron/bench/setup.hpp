@@ -1,6 +1,7 @@
 /// BenchSetup: everything one kernel benchmark needs: the traced kernel, its buffers (random
 /// inputs, outputs), constexprs, the grid, the work it does (bytes moved, FLOPs), the case the
-/// peers script times with PyTorch / Triton, and an optional hand-written CUDA reference.
+/// peers script times with PyTorch / Triton, an optional hand-written CUDA reference and an
+/// optional library call (cuBLAS) timed in the same process.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,26 @@ struct CudaReference {
   testing::Tolerance tolerance{1e-2, 1e-2};
 };
 
+/// A matrix operand of a library reference: a bench input by name (the data Iron's kernel gets,
+/// rotated with it), or values of its own, converted to the bench dtype and uploaded once.
+struct MatrixOperand {
+  std::string input;          ///< a bench input's name; empty when `values` are given
+  std::vector<float> values;  ///< row-major, exactly the operand's element count
+};
+
+/// A cuBLAS matrix product timed beside Iron's kernel in the same process (device events, the
+/// same stream) and checked against one of its outputs: row-major
+/// `output[m, n] = alpha · a[m, k] @ b[k, n]`, every matrix in the bench dtype, accumulated in f32
+/// (cublasGemmEx). With n = 1 it is a matrix-vector product.
+struct LibraryReference {
+  std::string name;  ///< shown in the report ("x @ H (cuBLAS)")
+  std::uint32_t m = 0, n = 0, k = 0;
+  MatrixOperand a, b;
+  std::string output;  ///< the Iron output it is compared with; m · n elements
+  float alpha = 1.0f;
+  testing::Tolerance tolerance{1e-2, 1e-2};
+};
+
 class BenchSetup {
  public:
   /// Traces kernel `kernel` with T = dtype.
@@ -75,6 +96,9 @@ class BenchSetup {
   /// peer("softmax", {{"rows", 4096}, {"n", 4096}}). The script knows each operation.
   BenchSetup& peer(const std::string& op, std::map<std::string, double> dims);
   BenchSetup& reference(CudaReference ref);
+  /// A library call timed and checked beside the kernel (see LibraryReference); its names and
+  /// own values are checked here, its sizes against the buffers by check_library_reference.
+  BenchSetup& library_reference(LibraryReference ref);
 
   const ir::Kernel& kernel() const { return kernel_; }
   DType dtype() const { return dtype_; }
@@ -89,6 +113,7 @@ class BenchSetup {
   const std::string& peer_op() const { return peer_op_; }
   const std::map<std::string, double>& peer_dims() const { return peer_dims_; }
   const std::optional<CudaReference>& cuda_reference() const { return reference_; }
+  const std::optional<LibraryReference>& library_call() const { return library_; }
 
  private:
   const ir::Param& param(const std::string& name, ir::ParamKind kind) const;
@@ -106,6 +131,11 @@ class BenchSetup {
   std::string peer_op_;
   std::map<std::string, double> peer_dims_;
   std::optional<CudaReference> reference_;
+  std::optional<LibraryReference> library_;
 };
+
+/// What is wrong with the setup's library reference given its buffers ("" when nothing, or when
+/// it has none): an input operand smaller than its matrix, an output not of m · n elements.
+std::string check_library_reference(const BenchSetup& setup);
 
 }  // namespace iron::bench

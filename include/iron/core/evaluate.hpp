@@ -9,6 +9,7 @@
 #include <cmath>
 #include <compare>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -135,7 +136,9 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types);
 /// is not Defined the bits are still the simulator's: the host's NaN; 0 for a division by zero;
 /// INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0; a shift uses its amount modulo 32 (an
 /// arithmetic shift for signed types); a bitcast to bool is 1 for any byte but 0; min and max of
-/// +0 and -0 give the first operand.
+/// +0 and -0 give the first operand. An approximate op (exp2.approx, recip.approx) gives its exact
+/// function with subnormal operands and results flushed to zero, as its instruction does; the
+/// instruction itself may differ from that by the op's error bound (docs/compiler.md).
 /// Precondition: can_evaluate(k, type, the operands' types).
 Evaluation evaluate(OpKind k, DType type, std::span<const ScalarValue> operands);
 
@@ -169,6 +172,12 @@ namespace detail {
 [[gnu::always_inline]] inline Evaluation real(DType t, float v) {
   const ScalarValue r{t, round_bits(t, v)};
   return {r, std::isnan(r.as_float()) ? Outcome::NotANumber : Outcome::Defined};
+}
+
+/// `v` with a subnormal flushed to the zero of its sign, as the approximate ops' hardware
+/// instructions (PTX's .ftz forms) treat their operands and results.
+[[gnu::always_inline]] inline float flush_subnormal(float v) {
+  return std::fabs(v) < std::numeric_limits<float>::min() ? std::copysign(0.0f, v) : v;
 }
 
 /// An integer or bool result, wrapped to its type.
@@ -294,6 +303,8 @@ namespace detail {
       return real(t, std::exp(x));
     case OpKind::Exp2:
       return real(t, std::exp2(x));
+    case OpKind::Exp2Approx:
+      return real(t, flush_subnormal(std::exp2(flush_subnormal(x))));
     case OpKind::Log:
       return real(t, std::log(x));
     case OpKind::Log2:
@@ -310,6 +321,8 @@ namespace detail {
       return float_or_integer(t, std::fabs(x), is_signed_int(t) && signed_bits(a) < 0 ? 0u - a : a);
     case OpKind::Recip:
       return real(t, 1.0f / x);
+    case OpKind::RecipApprox:
+      return real(t, flush_subnormal(1.0f / flush_subnormal(x)));
     case OpKind::Floor:
       return real(t, std::floor(x));
     case OpKind::Ceil:
@@ -397,6 +410,9 @@ namespace detail {
     case OpKind::VarStore:
     case OpKind::For:
     case OpKind::If:
+    case OpKind::RegsDecl:
+    case OpKind::RegsLoad:
+    case OpKind::RegsStore:
       break;
   }
   IRON_INTERNAL_ERROR("evaluate() of an op that is not lane-wise arithmetic");

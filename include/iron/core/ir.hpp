@@ -63,6 +63,9 @@ struct Block {
 ///   Atomic*: param or shared, args=[index, value], result = previous value.
 ///   Simd*/Reduce*: args=[value(, lane|mask|delta)].
 ///   VarDecl: result = the variable, args=[init]. VarLoad: args=[var]. VarStore: args=[var, v].
+///   RegsDecl: result = a per-thread register array of ivalue elements, args=[init].
+///   RegsLoad: args=[array, index]. RegsStore: args=[array, index, v]. promote_registers turns
+///   them into variables once every index is a constant; none reach an emitter.
 ///   For: args=[start, end, step], result = induction value, blocks=[body]; runs while i < end.
 ///   If: args=[cond], blocks=[then, else].
 struct Op {
@@ -146,13 +149,26 @@ struct TensorLayout {
   bool operator==(const TensorLayout&) const = default;
 };
 
+/// A fact the kernel's author asserts about a constexpr: `NAME multiple_of M` (M > 0), e.g.
+/// `head_dim multiple_of 8` so that a head's accesses can be 16 bytes wide. The dispatch guard
+/// refuses a launch that breaks it; the compiler takes it as true (vectorize proves alignment
+/// from it).
+struct ConstexprRule {
+  std::string constexpr_name;
+  std::int64_t multiple = 1;
+  SourceLoc loc;  ///< the require_multiple_of(...) declaration
+  bool operator==(const ConstexprRule&) const = default;
+};
+
 /// The kernel's declared dispatch contract, checked before every launch: the mode, rules on the
-/// threads per group and on the group counts, and the element count of every tensor.
+/// threads per group and on the group counts, the element count of every tensor, and the facts
+/// asserted about constexprs.
 struct DispatchContract {
   DispatchMode mode = DispatchMode::Elementwise;
   std::vector<SizeRule> group_size_rules;
   std::vector<GridRule> grid_rules;
   std::vector<TensorLayout> layouts;
+  std::vector<ConstexprRule> constexpr_rules;
   SourceLoc loc;  ///< the dispatch(...) declaration
 
   /// The layout declared for tensor parameter `param`, or nullptr.

@@ -45,7 +45,13 @@ enum class TypeRule : std::uint8_t {
   LoopBounds,        ///< start, end, step and the induction value one integer type
   Condition,         ///< a bool condition
   NoOperands,        ///< barrier
+  RegisterArray,     ///< regs: an initial value of the element type; a count of 1 to kMaxRegs
+  RegisterAccess,    ///< a register array, an integer index; value and result of its type
 };
+
+/// The most elements one register array (`regs`) may hold: beyond it, registers run out and
+/// the compiler would move the array to local memory.
+inline constexpr std::int64_t kMaxRegs = 256;
 
 /// Op traits, as bit flags.
 enum OpTrait : std::uint8_t {
@@ -55,6 +61,7 @@ enum OpTrait : std::uint8_t {
   kReadsMemory = 1u << 3,   ///< reads memory or a variable that may change
   kWritesMemory = 1u << 4,  ///< writes memory or a variable
   kCommutative = 1u << 5,   ///< its two operands may be swapped
+  kApproximate = 1u << 6,   ///< its function within a stated error bound, by a fast instruction
 };
 
 // clang-format off
@@ -71,6 +78,7 @@ enum OpTrait : std::uint8_t {
   X(Rsqrt,                  "rsqrt",                     Unary,   1, 0, Required,  Float,            kPure, "rsqrt")                             \
   X(Exp,                    "exp",                       Unary,   1, 0, Required,  Float,            kPure, "exp")                               \
   X(Exp2,                   "exp2",                      Unary,   1, 0, Required,  Float,            kPure, "exp2")                              \
+  X(Exp2Approx,             "exp2.approx",               Unary,   1, 0, Required,  Float,            kPure | kApproximate, "")                   \
   X(Log,                    "log",                       Unary,   1, 0, Required,  Float,            kPure, "log")                               \
   X(Log2,                   "log2",                      Unary,   1, 0, Required,  Float,            kPure, "log2")                              \
   X(Sin,                    "sin",                       Unary,   1, 0, Required,  Float,            kPure, "sin")                               \
@@ -79,6 +87,7 @@ enum OpTrait : std::uint8_t {
   X(Erf,                    "erf",                       Unary,   1, 0, Required,  Float,            kPure, "erf")                               \
   X(Abs,                    "abs",                       Unary,   1, 0, Required,  FloatOrSigned,    kPure, "fabs")                              \
   X(Recip,                  "recip",                     Unary,   1, 0, Required,  Float,            kPure, "")                                  \
+  X(RecipApprox,            "recip.approx",              Unary,   1, 0, Required,  Float,            kPure | kApproximate, "")                   \
   X(Floor,                  "floor",                     Unary,   1, 0, Required,  Float,            kPure, "floor")                             \
   X(Ceil,                   "ceil",                      Unary,   1, 0, Required,  Float,            kPure, "ceil")                              \
   X(Add,                    "add",                       Binary,  2, 0, Required,  Number,           kPure | kCommutative, "")                   \
@@ -135,7 +144,10 @@ enum OpTrait : std::uint8_t {
   X(VarLoad,                "var.load",                  Other,   1, 0, Required,  SameAsResult,     kReadsMemory, "")                           \
   X(VarStore,               "var.store",                 Other,   2, 0, Forbidden, VariableStore,    kEffect | kWritesMemory, "")                \
   X(For,                    "for",                       Other,   3, 1, Required,  LoopBounds,       kEffect, "")                                \
-  X(If,                     "if",                        Other,   1, 2, Forbidden, Condition,        kEffect, "")
+  X(If,                     "if",                        Other,   1, 2, Forbidden, Condition,        kEffect, "")                                \
+  X(RegsDecl,               "regs",                      Other,   1, 0, Required,  RegisterArray,    0, "")                                      \
+  X(RegsLoad,               "regs.load",                 Other,   2, 0, Required,  RegisterAccess,   kReadsMemory, "")                           \
+  X(RegsStore,              "regs.store",                Other,   3, 0, Forbidden, RegisterAccess,   kEffect | kWritesMemory, "")
 // clang-format on
 
 enum class OpKind : std::uint8_t {
@@ -214,6 +226,8 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
     case TypeRule::SameAsResult:
     case TypeRule::VariableStore:
     case TypeRule::NoOperands:
+    case TypeRule::RegisterArray:
+    case TypeRule::RegisterAccess:
       return true;
   }
   return false;
@@ -234,6 +248,7 @@ enum class OpAttributes : std::uint8_t {
   Shared,          ///< the shared allocation it accesses (shared)
   TensorOrShared,  ///< a tensor parameter (param) or, where shared >= 0, a shared allocation
   Lane,            ///< the lane it reads from its vector operand (ivalue)
+  Count,           ///< the element count of a register array (ivalue)
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -254,6 +269,8 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return OpAttributes::TensorOrShared;
     case TypeRule::SameAsResult:  // var and var.load hold nothing more; extract picks a lane
       return k == OpKind::Extract ? OpAttributes::Lane : OpAttributes::None;
+    case TypeRule::RegisterArray:
+      return OpAttributes::Count;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:
     case TypeRule::Integer:
@@ -269,6 +286,7 @@ constexpr OpAttributes op_attributes(OpKind k) {
     case TypeRule::LoopBounds:
     case TypeRule::Condition:
     case TypeRule::NoOperands:
+    case TypeRule::RegisterAccess:
       return OpAttributes::None;
   }
   return OpAttributes::None;

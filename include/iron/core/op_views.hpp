@@ -101,6 +101,24 @@ class VarOp : public OpView<O> {
   typename OpView<O>::Id& value() const { return this->arg(1); }
 };
 
+/// regs, regs.load, regs.store: a per-thread register array and the accesses to its elements.
+template <class O>
+class RegsOp : public OpView<O> {
+ public:
+  explicit RegsOp(O& op)
+      : OpView<O>(op, op_info(op.kind).types == TypeRule::RegisterArray ||
+                          op_info(op.kind).types == TypeRule::RegisterAccess) {}
+  /// regs: the value every element starts with.
+  typename OpView<O>::Id& init() const { return this->arg(0); }
+  /// regs: how many elements the array holds.
+  std::int64_t elements() const { return this->op().ivalue; }
+  /// regs.load, regs.store: the array and the element's index.
+  typename OpView<O>::Id& array() const { return this->arg(0); }
+  typename OpView<O>::Id& index() const { return this->arg(1); }
+  /// regs.store: the value stored.
+  typename OpView<O>::Id& value() const { return this->arg(2); }
+};
+
 /// A simd shuffle or broadcast: `value` moved across lanes by `lane` (a lane, mask or delta).
 template <class O>
 class SimdMoveOp : public OpView<O> {

@@ -14,8 +14,13 @@ namespace iron::ir {
 /// kernel, after the whole pipeline, uses a few thousand.
 inline constexpr std::uint32_t kMaxValues = 1u << 20;
 
+/// What a kernel must be at a point of its life. Traced: well formed (what the DSL makes and
+/// every pass keeps). Lowered: also ready for an emitter, after the whole pass pipeline: no
+/// register array is left (every index of one must be a constant once loops are unrolled).
+enum class Stage : std::uint8_t { Traced, Lowered };
+
 /// Every problem found, each as "kernel K: file:line: what"; empty when the kernel is valid.
-std::vector<std::string> verify(const Kernel& kernel);
+std::vector<std::string> verify(const Kernel& kernel, Stage stage = Stage::Traced);
 
 /// Throws IrError listing every problem when verify() finds any.
 void verify_or_throw(const Kernel& kernel);

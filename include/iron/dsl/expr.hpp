@@ -18,6 +18,8 @@ template <Element T>
 class Expr;
 template <Element T>
 class Var;
+template <Element T>
+class RegsElement;
 
 namespace detail {
 
@@ -28,6 +30,7 @@ ir::ValueId record_convert(ir::OpKind kind, ir::ValueId a, DType to);
 void record_var_store(ir::ValueId var, ir::ValueId value);
 ir::ValueId record_var_decl(ir::ValueId init, DType type);
 ir::ValueId record_var_load(ir::ValueId var, DType type);
+ir::ValueId record_regs_load(ir::ValueId array, ir::ValueId index, DType type);
 
 /// Makes `where` the location of the ops recorded next.
 inline void at(const SourceLocation& where) { Tracer::current().at(where); }
@@ -167,6 +170,12 @@ class Operand {
       : where_(where) {
     at(where);
     id_ = record_var_load(v.id(), dtype_of<T>);
+  }
+  Operand(const RegsElement<T>& r,  // NOLINT(google-explicit-constructor)
+          SourceLocation where = SourceLocation::current())
+      : where_(where) {
+    at(where);
+    id_ = record_regs_load(r.array(), r.index(), dtype_of<T>);
   }
   template <class L>
   requires LiteralFor<L, T> Operand(L value,  // NOLINT(google-explicit-constructor)

@@ -111,6 +111,10 @@ IRON_FLOAT_MATH(erf, Erf)
 IRON_FLOAT_MATH(recip, Recip)
 IRON_FLOAT_MATH(floor, Floor)
 IRON_FLOAT_MATH(ceil, Ceil)
+// 2^x and 1/x by the hardware's fast approximations (within 2.5 and 1.5 ulp of f32; subnormal
+// operands and results flush to zero): for results rounded to f16 or bf16 afterwards.
+IRON_FLOAT_MATH(exp2_approx, Exp2Approx)
+IRON_FLOAT_MATH(recip_approx, RecipApprox)
 IRON_UNARY_MATH(abs, Abs, detail::SignedElement, needs_a_float_or_signed_integer_value)
 #undef IRON_FLOAT_MATH
 #undef IRON_UNARY_MATH

@@ -1,6 +1,6 @@
 /// Kernel definition and registration: IRON_KERNEL, IRON_KERNEL_TEMPLATE + IRON_KERNEL_VARIANT,
-/// the dispatch contract a kernel declares with dispatch(...), grid(...) and layout(...), and the
-/// kernel registry.
+/// the dispatch contract a kernel declares with dispatch(...), grid(...), layout(...) and
+/// require_multiple_of(...), and the kernel registry.
 #pragma once
 
 #include <functional>
@@ -48,6 +48,7 @@ void grid(std::string_view groups, SourceLocation where = SourceLocation::curren
 
 namespace detail {
 void declare_layout(int param, bool exact, std::string_view dims, SourceLocation where);
+void declare_multiple(int param, std::int64_t multiple, SourceLocation where);
 }  // namespace detail
 
 /// Declares the element count tensor `t` must hold, exactly: the product of its layout's dims,
@@ -63,6 +64,15 @@ template <Element E, ir::ParamKind K>
 void layout_at_least(const TensorParam<E, K>& t, std::string_view dims,
                      SourceLocation where = SourceLocation::current()) {
   detail::declare_layout(t.param(), false, dims, where);
+}
+
+/// Declares that constexpr `c` is a multiple of `multiple` at every launch: a fact the compiler
+/// builds on (`require_multiple_of(head_dim, 8)`: every head is whole 16-byte vectors of bf16,
+/// so vectorize may widen its accesses) and that the dispatch guard checks before each launch.
+template <IntegerElement U>
+void require_multiple_of(const Constexpr<U>& c, std::int64_t multiple,
+                         SourceLocation where = SourceLocation::current()) {
+  detail::declare_multiple(c.param(), multiple, where);
 }
 
 // ── Registry ─────────────────────────────────────────────────────────────────────────────────

@@ -3,7 +3,10 @@
 /// stores and atomics on them.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "iron/core/source_location.hpp"
 #include "iron/dsl/expr.hpp"
@@ -13,6 +16,10 @@ namespace iron::dsl {
 namespace detail {
 ir::ValueId record_load(int param, int shared, ir::ValueId index, DType type);
 void record_store(int param, int shared, ir::ValueId index, ir::ValueId value, DType type);
+std::vector<ir::ValueId> record_lanes_load(int param, int shared, ir::ValueId index, DType type,
+                                           std::uint8_t lanes);
+void record_lanes_store(int param, int shared, ir::ValueId index,
+                        const std::vector<ir::ValueId>& values, DType type);
 ir::ValueId record_atomic(ir::OpKind kind, int param, int shared, ir::ValueId index,
                           ir::ValueId value, DType type);
 ir::ValueId record_constexpr_ref(int param, DType type);
@@ -142,6 +149,44 @@ template <Element T, class X>
 requires detail::Unfit<X, T>
 void store(const detail::ElementRef<T, true>& ref, const X& value,
            detail::unfit_tag<X, T> = {}) = delete;
+
+/// Bytes of one element of type T in a buffer.
+template <Element T>
+constexpr std::size_t lane_bytes() {
+  constexpr DType t = dtype_of<T>;
+  if constexpr (t == DType::F32 || t == DType::I32 || t == DType::U32) return 4;
+  if constexpr (t == DType::F16 || t == DType::BF16 || t == DType::U16) return 2;
+  return 1;
+}
+
+/// Whether W elements of type T make one wide access: 2, 4, 8 or 16 lanes of at most 16 bytes.
+template <std::size_t W, class T>
+concept WideAccess = (W == 2 || W == 4 || W == 8 || W == 16) && W* lane_bytes<T>() <= 16;
+
+/// W consecutive elements read in one access: `load_lanes<8>(inp[i])` is inp[i .. i + 8). The
+/// index must be a multiple of W (tensors start 256-byte aligned, so the access is aligned to
+/// its width); the simulator reports one that is not, as it reports one out of bounds.
+template <std::size_t W, Element T, bool Writable>
+requires WideAccess<W, T> std::array<Expr<T>, W> load_lanes(
+    const detail::ElementRef<T, Writable>& ref, SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  const std::vector<ir::ValueId> ids = detail::record_lanes_load(
+      ref.param, ref.shared, ref.index, dtype_of<T>, static_cast<std::uint8_t>(W));
+  std::array<Expr<T>, W> values;
+  for (std::size_t i = 0; i < W; ++i) values[i] = Expr<T>::wrap(ids[i]);
+  return values;
+}
+
+/// W values written to W consecutive elements in one access (the index a multiple of W).
+template <Element T, std::size_t W>
+requires WideAccess<W, T>
+void store_lanes(const detail::ElementRef<T, true>& ref, const std::array<Expr<T>, W>& values,
+                 SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  std::vector<ir::ValueId> ids;
+  for (const Expr<T>& v : values) ids.push_back(v.id());
+  detail::record_lanes_store(ref.param, ref.shared, ref.index, ids, dtype_of<T>);
+}
 
 /// Storing into an input tensor is a compile error: mark the parameter Out<T>.
 template <Element T, class X>

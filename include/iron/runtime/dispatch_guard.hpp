@@ -39,7 +39,8 @@ std::uint64_t index_limit(const ir::Kernel& kernel, int param);
 
 /// Throws DispatchError "KERNEL: dispatch refused, nothing launched: RULE (VALUES) (WHERE)" for
 /// the first broken rule: argument count, kinds and dtypes; group counts; threads per group;
-/// every size rule of the contract; the reduction mode's one-dimensional groups; threadgroup
+/// every size rule of the contract; every constexpr rule (`require_multiple_of`); the
+/// reduction mode's one-dimensional groups; threadgroup
 /// memory; every grid rule; every tensor's declared layout; every tensor's index limit. WHERE
 /// names the declaration that failed and the kernel's dispatch(...) line.
 void check_dispatch(const ir::Kernel& kernel, const std::vector<GuardArg>& args, const Grid& grid,

@@ -30,9 +30,15 @@ double gamma(std::size_t k);
 double sum_error(std::size_t depth, double abs_sum);
 
 /// The addition depth of a group reduction over a row of n terms by tpg threads: each thread
-/// sums its ⌈n/tpg⌉ strided terms, then the group sums the tpg partials (reduce_sum, in any order
-/// or tree): ⌈n/tpg⌉ − 1 + tpg − 1, and never more than n − 1 (adding an idle thread's 0 is exact).
-std::size_t group_sum_depth(std::size_t n, std::uint32_t tpg);
+/// sums its strided terms, then the group sums the tpg partials (reduce_sum, in any order or
+/// tree), and never more than n − 1 (adding an idle thread's 0 is exact). A thread reads the row
+/// in runs of `lanes` consecutive terms (a wide access; 1 for single elements), so it sums
+/// lanes·⌈⌈n/lanes⌉/tpg⌉ terms at most: depth that − 1 + tpg − 1.
+std::size_t group_sum_depth(std::size_t n, std::uint32_t tpg, std::size_t lanes = 1);
+
+/// The terms of type `dt` in one 16-byte access: the run a wide (vectorized or register-resident)
+/// row read gives each thread.
+std::size_t lanes_per_vector(DType dt);
 
 /// The f32 math functions' error bounds in units of u (one ulp is at most 2u relative): the
 /// larger of CUDA's (CUDA C++ Programming Guide, single-precision functions, without fast math)

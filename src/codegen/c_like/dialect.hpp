@@ -64,7 +64,8 @@ class Dialect {
   virtual std::string half_type(DType t) const = 0;
   /// The f32 function of a unary or binary math op, fma, rem, min or max: by default the op
   /// table's C function with C's `f` suffix ("expf", "fabsf"). A name starting with iron_ is a
-  /// prelude helper of the dialect.
+  /// prelude helper of the dialect. An approximate op (exp2.approx) has no C function: each
+  /// dialect names the fast instruction or function that meets its bound.
   virtual std::string float_function(ir::OpKind k) const;
   /// The language's own names a parameter must not take, space-separated: its built-ins, type
   /// names and the functions the emitted code calls, besides the C++ keywords and the float

@@ -43,6 +43,7 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::Rsqrt:
     case OpKind::Exp:
     case OpKind::Exp2:
+    case OpKind::Exp2Approx:
     case OpKind::Log:
     case OpKind::Log2:
     case OpKind::Sin:
@@ -51,6 +52,7 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::Erf:
     case OpKind::Abs:
     case OpKind::Recip:
+    case OpKind::RecipApprox:
     case OpKind::Floor:
     case OpKind::Ceil:
     case OpKind::Add:
@@ -121,6 +123,10 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::ReduceMax:
     case OpKind::ReduceMin:
       IRON_INTERNAL_ERROR("reduce.* reached the emitter: run lower_reductions first");
+    case OpKind::RegsDecl:
+    case OpKind::RegsLoad:
+    case OpKind::RegsStore:
+      IRON_INTERNAL_ERROR("regs.* reached the emitter: run promote_registers first");
     case OpKind::Const:
     case OpKind::VarDecl:
     case OpKind::Store:

@@ -34,6 +34,12 @@ constexpr c_like::Spelling kAtomics[] = {
     {OpKind::AtomicExchange, "atomicExch"},
 };
 
+/// The prelude helper of each approximate op: one PTX instruction each.
+constexpr c_like::Spelling kApproximations[] = {
+    {OpKind::Exp2Approx, "iron_exp2_approx"},
+    {OpKind::RecipApprox, "iron_recip_approx"},
+};
+
 /// The prelude helper of f32 atomic max and min, which CUDA lacks.
 constexpr c_like::Spelling kFloatAtomics[] = {
     {OpKind::AtomicMax, "iron_atomic_max_f32"},
@@ -62,6 +68,12 @@ std::string static_cast_to(const std::string& type, const std::string& expr) {
 
 std::string CudaDialect::half_type(DType t) const {
   return t == DType::F16 ? "__half" : "__nv_bfloat16";
+}
+
+std::string CudaDialect::float_function(OpKind k) const {
+  if (ir::op_info(k).has(ir::kApproximate))
+    return std::string(c_like::spelling_of(k, kApproximations));
+  return Dialect::float_function(k);
 }
 
 std::string_view CudaDialect::reserved_words() const {

@@ -9,6 +9,7 @@ namespace iron::codegen::cuda {
 class CudaDialect final : public c_like::Dialect {
  public:
   std::string half_type(DType t) const override;
+  std::string float_function(ir::OpKind k) const override;
   std::string_view reserved_words() const override;
   std::string float_bits(std::uint32_t bits) const override;
   std::string convert_number(const std::string& expr, DType from, DType to,

@@ -1,4 +1,5 @@
-/// CUDA helper functions: warp reductions and scans, guarded warp reads, float atomic max/min.
+/// CUDA helper functions: warp reductions and scans, guarded warp reads, the approximate ops'
+/// instructions, float atomic max/min.
 #include "cuda_prelude.hpp"
 
 #include <fmt/format.h>
@@ -83,6 +84,26 @@ template <class T>
 __device__ __forceinline__ T iron_simd_read(T v, unsigned int source) {
   const T read = __shfl_sync(0xffffffffu, v, static_cast<int>(source & 31u));
   return source < 32u ? read : v;
+}
+)"},
+      {"iron_exp2_approx",
+       {},
+       R"(// 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
+// subnormal operands and results flushed to zero. One MUFU.EX2, whatever the compile flags.
+__device__ __forceinline__ float iron_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+)"},
+      {"iron_recip_approx",
+       {},
+       R"(// 1/x by rcp.approx.ftz.f32 (PTX ISA, rcp): within 1 ulp, subnormal operands and results
+// flushed to zero. One MUFU.RCP, whatever the compile flags.
+__device__ __forceinline__ float iron_recip_approx(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
 )"},
       {"iron_atomic_max_f32",

@@ -25,6 +25,13 @@ constexpr c_like::Spelling kSimdReductions[] = {
     {OpKind::SimdPrefixExclusiveSum, "simd_prefix_exclusive_sum"},
 };
 
+/// The function of each approximate op: Metal's fast variant, or a prelude helper where Metal
+/// has no function of its own.
+constexpr c_like::Spelling kApproximations[] = {
+    {OpKind::Exp2Approx, "fast::exp2"},
+    {OpKind::RecipApprox, "iron_recip_approx"},
+};
+
 std::string to_f32(const std::string& expr, DType from) {
   return from == DType::F32 ? expr : "float(" + expr + ")";
 }
@@ -47,6 +54,8 @@ std::string MslDialect::type(DType t) const {
 std::string MslDialect::half_type(DType t) const { return t == DType::F16 ? "half" : "bfloat"; }
 
 std::string MslDialect::float_function(OpKind k) const {
+  if (ir::op_info(k).has(ir::kApproximate))
+    return std::string(c_like::spelling_of(k, kApproximations));
   if (k == OpKind::Erf) return "iron_erf";         // Metal has no erf: a prelude helper
   return std::string(c_like::c_math_function(k));  // Metal overloads them on float
 }

@@ -1,5 +1,5 @@
-/// MSL helper functions: saturating float-to-int casts, erf, guarded simdgroup reads, float
-/// atomics.
+/// MSL helper functions: saturating float-to-int casts, erf, the approximate reciprocal, guarded
+/// simdgroup reads, float atomics.
 #include "msl_prelude.hpp"
 
 #include <fmt/format.h>
@@ -100,6 +100,14 @@ float iron_erf(float x) {
   p = fma(p, t, 1.00002368f);
   p = fma(p, t, -1.26551223f);
   return copysign(1.0f - t * exp(fma(-a, a, p)), x);
+}
+)"},
+        {"iron_recip_approx",
+         {},
+         R"(// 1/x for recip.approx: Metal's default fast math divides by its hardware reciprocal,
+// and with fast math off the quotient is correctly rounded, within the bound either way.
+float iron_recip_approx(float x) {
+  return 1.0f / x;
 }
 )"},
         {"iron_simd_read",

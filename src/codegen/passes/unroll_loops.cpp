@@ -1,8 +1,10 @@
 /// Full unrolling of small constant loops: a loop with constant start, end and step, at most
 /// kMaxTrips iterations and at most kMaxOps ops once unrolled becomes one renumbered copy of its
 /// body per iteration, each starting with its induction value as a constant; a loop that never
-/// runs goes. Constant bounds make the loop uniform, so the copies keep every thread's sequence
-/// of collectives and barriers.
+/// runs goes. A loop whose body reads or writes a register array is unrolled up to kMaxRegs
+/// trips and kMaxRegisterOps ops, since its indices must become constants for the array to
+/// live in registers. Constant bounds make the loop uniform, so the copies keep every thread's
+/// sequence of collectives and barriers.
 #include "iron/codegen/passes/unroll_loops.hpp"
 
 #include <optional>
@@ -23,6 +25,16 @@ using ir::OpKind;
 
 constexpr std::size_t kMaxTrips = 8;
 constexpr std::size_t kMaxOps = 256;
+constexpr std::size_t kMaxRegisterOps = 8192;
+
+/// Whether `b` reads or writes a register array.
+bool accesses_registers(const ir::Block& b) {
+  bool found = false;
+  ir::walk(b, [&](const ir::Op& op) {
+    found |= ir::op_info(op.kind).types == ir::TypeRule::RegisterAccess;
+  });
+  return found;
+}
 
 std::size_t count(const ir::Block& b) {
   std::size_t n = 0;
@@ -49,8 +61,11 @@ class Unroller {
   ir::Rewrite unroll_if_small(ir::Op& op) {
     if (op.kind == OpKind::Const) consts_[op.result] = const_value(op);
     if (op.kind != OpKind::For) return ir::Rewrite::keep();
-    const std::optional<std::vector<ConstValue>> trips = trip_values(op);
-    if (!trips || (!trips->empty() && !worth_unrolling(op, trips->size()))) {
+    const bool registers = accesses_registers(ir::ForOp(op).body());
+    const std::optional<std::vector<ConstValue>> trips =
+        trip_values(op, registers ? static_cast<std::size_t>(ir::kMaxRegs) : kMaxTrips);
+    if (!trips || (!trips->empty() &&
+                   !worth_unrolling(op, trips->size(), registers ? kMaxRegisterOps : kMaxOps))) {
       return ir::Rewrite::keep();
     }
     return ir::Rewrite::expand(unroll(op, *trips));
@@ -63,8 +78,9 @@ class Unroller {
   }
 
   /// The induction values of a loop with constant bounds, in order, as the simulator steps it;
-  /// nullopt when not constant, when it never ends (a zero step) or runs more than kMaxTrips.
-  std::optional<std::vector<ConstValue>> trip_values(const ir::Op& op) const {
+  /// nullopt when not constant, when it never ends (a zero step) or runs more than `max_trips`.
+  std::optional<std::vector<ConstValue>> trip_values(const ir::Op& op,
+                                                     std::size_t max_trips) const {
     const ir::ForOp loop(op);
     const ConstValue* start = constant(loop.start());
     const ConstValue* end = constant(loop.end());
@@ -73,7 +89,7 @@ class Unroller {
     std::vector<ConstValue> values;
     ConstValue counter = *start;
     while (const_less(counter, *end)) {
-      if (step == nullptr || step->bits == 0 || values.size() == kMaxTrips) return std::nullopt;
+      if (step == nullptr || step->bits == 0 || values.size() == max_trips) return std::nullopt;
       values.push_back(counter);
       const ConstValue operands[] = {counter, *step};
       const auto next = evaluate(OpKind::Add, op.type, operands);
@@ -83,9 +99,9 @@ class Unroller {
     return values;
   }
 
-  static bool worth_unrolling(const ir::Op& loop, std::size_t trips) {
+  static bool worth_unrolling(const ir::Op& loop, std::size_t trips, std::size_t max_ops) {
     const ir::Block& body = ir::ForOp(loop).body();
-    return count(body) * trips <= kMaxOps && !nested_loop_is_convergent(body);
+    return count(body) * trips <= max_ops && !nested_loop_is_convergent(body);
   }
 
   /// One copy of the body per trip, each with fresh values and its induction value a constant.

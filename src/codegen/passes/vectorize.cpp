@@ -1,26 +1,35 @@
 /// Vectorization of strided loops: per-row loops (`for j = thread_id to n step group_size` over
-/// base + j) and grid-stride loops (`for i = global_id to n step grid_groups * group_size`).
-/// Each such loop is versioned into 16-byte, then 8-byte vector loops and the original loop.
+/// base + j) and grid-stride loops (`for i = global_id to n step grid_groups * group_size`),
+/// each versioned into 16-byte, then 8-byte vector loops and the original loop; then the merging
+/// of consecutive scalar accesses in straight-line code (vectorize_combine.cpp).
 ///
-/// Shape. A top-level loop over u32 whose end %n is a constexpr (or a literal), on one axis A:
+/// Shape. A loop over u32 on one axis A, not inside another loop (inside branches only when
+/// their conditions are uniform across the loop's team, below):
 ///   row:  `for %j = thread_id.A to %n step group_size.A`
 ///   grid: `for %j = global_id.A to %n step mul(grid_groups.A, group_size.A)` (either order)
-/// and whose body is straight-line: loads of input tensors and stores of output tensors at `%j`
-/// or `%base + %j`, pure ops, and (row loops only) accumulators (`var.store %v, add|max|min(
-/// var.load %v, x)`). Anything else (branches, nested loops, barriers, collectives, atomics,
-/// shared memory, other uses of %j or of an index) leaves the loop untouched.
+/// whose end %n is uniform across the team (a literal, a constexpr, or math over them such as
+/// `tokens * half`), and whose body is straight-line: loads of input tensors and stores of output
+/// tensors at `%j` or `%base + %j`, pure ops (%j may be read as a value), and (row loops only)
+/// accumulators: `var.store %v, add|max|min(var.load %v, x)`, or first-best pairs (below).
+/// Anything else (branches, nested loops, barriers, collectives, atomics, shared memory, other
+/// uses of an index) leaves the loop untouched.
 ///
 /// Rewrite. With W lanes of the widest accessed element in 16 bytes (then 8 bytes), S the loop's
-/// start and T its step (the same values as in the original loop):
+/// start and T its step (the same values as in the original loop), widest first: when the facts
+/// (vectorize_alignment.hpp: literals, the contract's `require` rules, the conditions of the
+/// enclosing branches) prove n a multiple of W, the W-lane loop runs alone, with no test and no
+/// fallback; otherwise it is versioned:
 ///   if n % W == 0 { for %k = S to n / W step T { vector loads at base + k*W; the body once
 ///   per lane, in lane order, on `extract`ed lanes; vector stores } } else { ...narrower... }
-/// and the innermost `else` keeps the original loop. A literal end needs no `if`.
+/// and the innermost `else` keeps the original loop. A literal end takes the widest width that
+/// divides it.
 ///
 /// Why it is exact. Lanes of one iteration are elements k*W .. k*W+W-1 < n, so every access
-/// stays inside the elements the loop touched before. base is provably a multiple of W (n, a
-/// multiple of W in this version, times anything; or a literal multiple), so base + k*W is
-/// W-aligned; with tensors starting 256-byte aligned (the runtime's guarantee, assumed here),
-/// every vector access is aligned to its width.
+/// stays inside the elements the loop touched before. base is provably a multiple of W (from the
+/// facts, with n a multiple of W in its version), so base + k*W is W-aligned; with tensors
+/// starting 256-byte aligned (the runtime's guarantee, assumed here), every vector access is
+/// aligned to its width. Lane l of vector k reads kW + l where the body reads %j as a value: the
+/// j of the element it handles.
 ///
 /// What changes. Thread t of the team (the group for a row loop, the whole grid for a grid
 /// loop; T threads) now handles elements kW..kW+W-1 for k = t, t + T, ... < n / W instead of
@@ -28,17 +37,32 @@
 /// That is only invisible when nothing depends on which thread of the team handled an element,
 /// so the pass requires: every value the body takes from outside is uniform across the team
 /// (for a grid loop: constants, constexprs, grid geometry, and pure math and input loads over
-/// those, never group_id or a group reduction); stored tensors are written by this loop only and
-/// never read by the kernel; and, in a row loop, each accumulator is read after the loop only by
-/// the group reduction of its operator (add -> reduce.sum, max -> reduce.max, min ->
+/// those, never group_id or a group reduction), and so is every enclosing branch's condition
+/// (all of the team's threads reach the loop, or none); stored tensors are written by this loop
+/// only and never read by the kernel; and, in a row loop, each accumulator is read after the
+/// loop only by the group reduction of its operator (add -> reduce.sum, max -> reduce.max, min ->
 /// reduce.min), so a float sum adds the same terms in another order (reduction order is not
 /// specified) and max, min and integer sums are unchanged. A grid loop takes no accumulator: a
 /// group reduction after it would combine another set of elements per group.
 ///
+/// First-best pairs (argmax). Variables V and I with, in the body,
+///   %b = gt %x, (var.load V)  (or `lt %x, V` for a first minimum; the swapped forms too)
+///   var.store I, select(%b, %j, var.load I);  var.store V, select(%b, %x, var.load V)
+/// and after the loop only R = reduce.max V (reduce.min for a minimum), E = eq V, R and
+/// reduce.min(select(E, I, 0xFFFFFFFF)). Both loops walk a thread's own elements in increasing
+/// j (lanes in order, k increasing), and the strict comparison keeps the first of equal values,
+/// so each thread holds its best value and the smallest j where it holds it. The group's result
+/// is the best value of the row and, among the threads holding it, the smallest such j: the
+/// smallest j of the best value in the row, whichever thread handled which element. A thread no
+/// element improves keeps its initial pair in both loops; its value is the best only when no
+/// element of the row improves on the initial value, and then every thread keeps its initial
+/// pair in both loops. The fill 0xFFFFFFFF is no smaller than any j.
+///
 /// Not changed: elementwise kernels (`if i < n { out[i] = f(inp[i]) }`): giving a thread W
 /// elements would break the dispatch contract of one element per thread. Loops already
-/// vectorized are recognised by their vector accesses (and their fallbacks sit inside an `if`,
-/// not at the top level), so the pass is idempotent.
+/// vectorized are recognised by their vector accesses, and the branches of a version (`if n % W
+/// == 0 { %c = n / W; the vector loop to %c } else …`) are left as they are, so the pass is
+/// idempotent.
 #include "iron/codegen/passes/vectorize.hpp"
 
 #include <algorithm>
@@ -54,6 +78,8 @@
 #include "iron/core/builder.hpp"
 #include "iron/core/op_views.hpp"
 #include "iron/core/uses.hpp"
+#include "vectorize_alignment.hpp"
+#include "vectorize_combine.hpp"
 
 namespace iron::codegen {
 namespace {
@@ -88,6 +114,7 @@ class Facts {
     const auto it = defs_.find(v);
     return it == defs_.end() ? nullptr : it->second;
   }
+  const Alignment::Definitions& definitions() const { return defs_; }
   std::span<const Op* const> users(ValueId v) const {
     const auto it = users_.find(v);
     if (it == users_.end()) return {};
@@ -118,7 +145,7 @@ class Facts {
            std::all_of(op.args.begin(), op.args.end(), [&](ValueId a) { return uniform(a, team); });
   }
 
-  std::unordered_map<ValueId, const Op*> defs_;
+  Alignment::Definitions defs_;
   std::unordered_map<ValueId, std::vector<const Op*>> users_;
   std::vector<bool> group_;
   std::vector<bool> grid_;
@@ -127,13 +154,19 @@ class Facts {
 /// What the body's ops become in a vector loop.
 enum class Role { Index, Load, Store, Uniform, PerLane };
 
+/// One vector width of a loop, and whether its loop needs the `n % W == 0` test.
+struct Width {
+  std::uint8_t lanes = 0;
+  bool versioned = true;
+};
+
 /// A loop that matches, and what the rewrite needs to know about it.
 struct Plan {
   std::vector<Role> roles;                ///< one per body op
   std::vector<ValueId> bases;             ///< distinct bases of `base + j` indices, in order
-  int end_param = -1;                     ///< the constexpr end (versioned on), or
-  std::optional<std::int64_t> end_value;  ///< the literal end
-  std::vector<std::uint8_t> lanes;        ///< the vector widths to build, widest first
+  std::optional<std::int64_t> end_value;  ///< a literal end
+  std::vector<Width> widths;              ///< widest first; an unversioned one is the last
+  bool reads_induction = false;           ///< the body reads %j as a value
 };
 
 /// The group reduction that combines per-thread accumulators of `combine`.
@@ -144,14 +177,35 @@ std::optional<OpKind> reduction_of(OpKind combine) {
   return std::nullopt;
 }
 
-/// Decides whether one top-level loop has the shape, and builds its Plan.
+/// A branch around a loop: its condition, and whether the loop is in its then-block.
+struct Enclosing {
+  ValueId condition = ir::kNoValue;
+  bool then_block = true;
+};
+
+/// The variables of a first-best pair, and the reduction that picks the best value.
+struct BestPair {
+  ValueId value = ir::kNoValue;
+  ValueId index = ir::kNoValue;
+  OpKind reduce = OpKind::ReduceMax;
+};
+
+/// Decides whether one loop has the shape, and builds its Plan.
 class Matcher {
  public:
-  Matcher(const Facts& facts, const Op& loop, const TargetProfile& target)
-      : f_(facts), loop_(loop), body_(loop.blocks[0].ops), target_(target) {}
+  Matcher(const Facts& facts, const Alignment& alignment, const Op& loop,
+          std::span<const Enclosing> enclosing, const TargetProfile& target)
+      : f_(facts),
+        alignment_(alignment),
+        loop_(loop),
+        body_(loop.blocks[0].ops),
+        enclosing_(enclosing),
+        target_(target) {}
 
   std::optional<Plan> run() {
-    if (!bounds() || !body() || !tensors() || !accumulators() || !widths()) return std::nullopt;
+    if (!bounds() || !reached_by_all() || !body() || !tensors() || !accumulators() || !widths()) {
+      return std::nullopt;
+    }
     return std::move(plan_);
   }
 
@@ -172,7 +226,7 @@ class Matcher {
   }
 
   /// `for %j = thread_id.A to %n step group_size.A : u32` (a row loop) or `for %j = global_id.A
-  /// to %n step grid_groups.A * group_size.A : u32` (a grid loop), %n a constexpr or a literal.
+  /// to %n step grid_groups.A * group_size.A : u32` (a grid loop), %n uniform across the team.
   bool bounds() {
     const ir::ForOp loop(loop_);
     if (loop_.type != DType::U32 || body_.empty()) return false;
@@ -188,12 +242,14 @@ class Matcher {
       return false;
     }
     const Op* end = f_.def(loop.end());
-    if (end != nullptr && end->kind == OpKind::ConstexprRef) {
-      plan_.end_param = end->param;
-    } else if (end != nullptr && end->kind == OpKind::Const) {
-      plan_.end_value = ir::ConstOp(*end).as_int();
-    }
-    return plan_.end_param >= 0 || plan_.end_value;
+    if (end != nullptr && end->kind == OpKind::Const) plan_.end_value = ir::ConstOp(*end).as_int();
+    return f_.uniform(loop.end(), team_);
+  }
+
+  /// Every branch around the loop sends the whole team the same way.
+  bool reached_by_all() const {
+    return std::all_of(enclosing_.begin(), enclosing_.end(),
+                       [&](const Enclosing& e) { return f_.uniform(e.condition, team_); });
   }
 
   bool defined_inside(ValueId v) const { return inside_.contains(v); }
@@ -209,6 +265,7 @@ class Matcher {
       if (op.result != ir::kNoValue) inside_.insert(op.result);
     }
     std::unordered_set<ValueId> indices = {j};
+    per_lane_.insert(j);
     for (const Op& op : body_) {
       if (!op.blocks.empty() || op.lanes != 1) return false;
       const bool access = op.kind == OpKind::Load || op.kind == OpKind::Store;
@@ -243,9 +300,14 @@ class Matcher {
     return accesses_ > 0;
   }
 
-  /// An index (%j or base + %j) only where a load or store takes its index, and there nothing
-  /// else; any other operand comes from the body or is uniform across the team.
-  bool operand_fits(ValueId v, bool index_slot, const std::unordered_set<ValueId>& indices) const {
+  /// An index (%j or base + %j) where a load or store takes its index; %j itself also as a
+  /// value (each lane's own j); any other operand comes from the body or is uniform across the
+  /// team.
+  bool operand_fits(ValueId v, bool index_slot, const std::unordered_set<ValueId>& indices) {
+    if (v == loop_.result && !index_slot) {
+      plan_.reads_induction = true;
+      return true;
+    }
     if (indices.contains(v)) return index_slot;
     return !index_slot && (defined_inside(v) || f_.uniform(v, team_));
   }
@@ -283,40 +345,56 @@ class Matcher {
     return alone;
   }
 
-  /// Every var of the body is an accumulator: `%a = var.load %v; %b = OP %a, %x; var.store
-  /// %v, %b` inside, and read outside only by the group reduction of OP.
+  /// Every var of the body is an accumulator or half of a first-best pair.
   bool accumulators() const {
-    for (ValueId var : vars_) {
-      const Op* store = nullptr;
-      int loads = 0;
-      int stores = 0;
-      for (const Op& op : body_) {
-        const bool var_op = op.kind == OpKind::VarLoad || op.kind == OpKind::VarStore;
-        if (!var_op || ir::VarOp(op).variable() != var) continue;
-        if (op.kind == OpKind::VarLoad) {
-          ++loads;
-        } else {
-          ++stores;
-          store = &op;
-        }
-      }
-      if (loads != 1 || stores != 1) return false;
-      const ValueId stored = ir::VarOp(*store).value();
-      if (!defined_inside(stored)) return false;
-      const Op* combine = f_.def(stored);
-      if (!reduction_of(combine->kind) || f_.users(combine->result).size() != 1) return false;
-      const Op* a = f_.def(ir::BinaryOp(*combine).lhs());
-      const Op* b = f_.def(ir::BinaryOp(*combine).rhs());
-      const auto loads_var = [&](const Op* d) {
-        return d != nullptr && d->kind == OpKind::VarLoad && ir::VarOp(*d).variable() == var;
-      };
-      const bool a_loads = loads_var(a);
-      const bool b_loads = loads_var(b);
-      const Op* load = a_loads ? a : b;
-      if (a_loads == b_loads || f_.users(load->result).size() != 1) return false;
-      if (!read_by_reduction(var, *reduction_of(combine->kind))) return false;
+    return std::all_of(vars_.begin(), vars_.end(), [&](ValueId var) {
+      if (combined(var)) return true;
+      const std::optional<BestPair> pair = best_pair(var);
+      return pair && read_as_best(*pair);
+    });
+  }
+
+  /// The body's only var.load and var.store of `var` (null unless there is one of each).
+  std::pair<const Op*, const Op*> load_and_store(ValueId var) const {
+    const Op* load = nullptr;
+    const Op* store = nullptr;
+    int count = 0;
+    for (const Op& op : body_) {
+      const bool var_op = op.kind == OpKind::VarLoad || op.kind == OpKind::VarStore;
+      if (!var_op || ir::VarOp(op).variable() != var) continue;
+      ++count;
+      (op.kind == OpKind::VarLoad ? load : store) = &op;
     }
-    return true;
+    if (count != 2 || load == nullptr || store == nullptr) return {nullptr, nullptr};
+    return {load, store};
+  }
+
+  /// The op inside the body that defines `v`, if it is one of `kind`.
+  const Op* inside_def(ValueId v, OpKind kind) const {
+    const Op* d = defined_inside(v) ? f_.def(v) : nullptr;
+    return d != nullptr && d->kind == kind ? d : nullptr;
+  }
+
+  bool only_users(ValueId v, std::initializer_list<const Op*> allowed) const {
+    return std::all_of(f_.users(v).begin(), f_.users(v).end(), [&](const Op* u) {
+      return std::find(allowed.begin(), allowed.end(), u) != allowed.end();
+    });
+  }
+
+  /// `%a = var.load %v; %b = OP %a, %x; var.store %v, %b` inside, read outside only by the
+  /// group reduction of OP.
+  bool combined(ValueId var) const {
+    const auto [load, store] = load_and_store(var);
+    if (store == nullptr) return false;
+    const ValueId stored = ir::VarOp(*store).value();
+    if (!defined_inside(stored)) return false;
+    const Op* combine = f_.def(stored);
+    if (!reduction_of(combine->kind) || f_.users(combine->result).size() != 1) return false;
+    const ValueId a = ir::BinaryOp(*combine).lhs();
+    const ValueId b = ir::BinaryOp(*combine).rhs();
+    if ((a == load->result) == (b == load->result)) return false;
+    if (f_.users(load->result).size() != 1) return false;
+    return read_by_reduction(var, *reduction_of(combine->kind));
   }
 
   /// Outside the loop, `var` is never stored and each of its loads feeds only `reduce`.
@@ -331,28 +409,115 @@ class Matcher {
     return true;
   }
 
-  /// `v` is a multiple of `lanes` when the end is one (a constexpr end is versioned on it).
-  bool multiple(ValueId v, std::int64_t lanes) const {
-    const Op* d = f_.def(v);
-    if (d == nullptr) return false;
-    if (d->kind == OpKind::ConstexprRef) return d->param == plan_.end_param;
-    if (d->kind == OpKind::Const) return ir::ConstOp(*d).as_int() % lanes == 0;
-    if (d->kind == OpKind::Mul) {
-      const ir::BinaryOp mul(*d);
-      return multiple(mul.lhs(), lanes) || multiple(mul.rhs(), lanes);
+  /// The first-best pair `var` belongs to (as its value or its index), by its body alone.
+  std::optional<BestPair> best_pair(ValueId var) const {
+    const Op* store = load_and_store(var).second;
+    const Op* pick =
+        store == nullptr ? nullptr : inside_def(ir::VarOp(*store).value(), OpKind::Select);
+    if (pick == nullptr) return std::nullopt;
+    const Op* better = f_.def(ir::SelectOp(*pick).condition());
+    if (better == nullptr || !defined_inside(better->result) ||
+        (better->kind != OpKind::Gt && better->kind != OpKind::Lt)) {
+      return std::nullopt;
     }
-    if (d->kind == OpKind::Shl) {
-      const ir::BinaryOp shl(*d);
-      const Op* shift = f_.def(shl.rhs());
-      const std::int64_t bits =
-          shift != nullptr && shift->kind == OpKind::Const ? ir::ConstOp(*shift).as_int() : -1;
-      const bool wide = bits >= 0 && bits < 32 && (std::int64_t{1} << bits) % lanes == 0;
-      return wide || multiple(shl.lhs(), lanes);
+    // The two selects on `better`: the value's (`select(b, x, a)`, a the value's load and b
+    // comparing x with a) and the index's (`select(b, j, c)`, c the index's load).
+    const Op* value_pick = nullptr;
+    const Op* index_pick = nullptr;
+    for (const Op* u : f_.users(better->result)) {
+      if (u->kind != OpKind::Select || !in_body(u) ||
+          ir::SelectOp(*u).condition() != better->result) {
+        return std::nullopt;
+      }
+      (ir::SelectOp(*u).if_true() == loop_.result ? index_pick : value_pick) = u;
     }
-    return false;
+    if (value_pick == nullptr || index_pick == nullptr || f_.users(better->result).size() != 2) {
+      return std::nullopt;
+    }
+    const ir::BinaryOp compare(*better);
+    const ir::SelectOp vp(*value_pick);
+    const ValueId best = vp.if_false();
+    const ValueId x = vp.if_true();
+    // x > best or best < x keeps a maximum; x < best or best > x a minimum.
+    const bool x_first = compare.lhs() == x && compare.rhs() == best;
+    const bool best_first = compare.lhs() == best && compare.rhs() == x;
+    if (x_first == best_first) return std::nullopt;
+    const bool maximum = (better->kind == OpKind::Gt) == x_first;
+    const Op* best_load = inside_def(best, OpKind::VarLoad);
+    const Op* index_load = inside_def(ir::SelectOp(*index_pick).if_false(), OpKind::VarLoad);
+    if (best_load == nullptr || index_load == nullptr) return std::nullopt;
+    const BestPair pair{ir::VarOp(*best_load).variable(), ir::VarOp(*index_load).variable(),
+                        maximum ? OpKind::ReduceMax : OpKind::ReduceMin};
+    if (pair.value == pair.index || (var != pair.value && var != pair.index)) return std::nullopt;
+    const auto [v_load, v_store] = load_and_store(pair.value);
+    const auto [i_load, i_store] = load_and_store(pair.index);
+    if (v_load != best_load || i_load != index_load || v_store == nullptr || i_store == nullptr ||
+        ir::VarOp(*v_store).value() != value_pick->result ||
+        ir::VarOp(*i_store).value() != index_pick->result) {
+      return std::nullopt;
+    }
+    const bool private_values =
+        only_users(best, {better, value_pick}) && only_users(index_load->result, {index_pick}) &&
+        only_users(value_pick->result, {v_store}) && only_users(index_pick->result, {i_store});
+    if (!private_values) return std::nullopt;
+    return pair;
   }
 
-  /// The widths whose alignment is provable, widest first; one for a literal end.
+  /// The var.loads of `var` outside the loop; empty with a null entry if something else uses it.
+  std::vector<const Op*> loads_after_loop(ValueId var) const {
+    std::vector<const Op*> loads;
+    for (const Op* user : f_.users(var)) {
+      if (in_body(user)) continue;
+      if (user->kind != OpKind::VarLoad) return {nullptr};
+      loads.push_back(user);
+    }
+    return loads;
+  }
+
+  /// After the loop: R = reduce V, E = eq V, R (either order), reduce.min(select(E, I, ~0u)).
+  bool read_as_best(const BestPair& p) const {
+    const std::vector<const Op*> value_loads = loads_after_loop(p.value);
+    const std::vector<const Op*> index_loads = loads_after_loop(p.index);
+    const auto is_load = [](const std::vector<const Op*>& loads, ValueId v) {
+      return std::any_of(loads.begin(), loads.end(),
+                         [&](const Op* l) { return l != nullptr && l->result == v; });
+    };
+    const auto is_best = [&](ValueId v) {
+      const Op* r = f_.def(v);
+      return r != nullptr && r->kind == p.reduce && is_load(value_loads, r->args[0]);
+    };
+    const auto is_tie = [&](const Op* e) {
+      if (e->kind != OpKind::Eq) return false;
+      const ir::BinaryOp eq(*e);
+      return (is_load(value_loads, eq.lhs()) && is_best(eq.rhs())) ||
+             (is_load(value_loads, eq.rhs()) && is_best(eq.lhs()));
+    };
+    for (const Op* load : value_loads) {
+      if (load == nullptr) return false;
+      for (const Op* u : f_.users(load->result)) {
+        if (u->kind != p.reduce && !is_tie(u)) return false;
+      }
+    }
+    for (const Op* load : index_loads) {
+      if (load == nullptr) return false;
+      for (const Op* u : f_.users(load->result)) {
+        if (u->kind != OpKind::Select) return false;
+        const ir::SelectOp pick(*u);
+        const Op* tie = f_.def(pick.condition());
+        const Op* fill = f_.def(pick.if_false());
+        const bool shape = tie != nullptr && is_tie(tie) && pick.if_true() == load->result &&
+                           fill != nullptr && fill->kind == OpKind::Const &&
+                           fill->type == DType::U32 && ir::ConstOp(*fill).as_int() == 0xFFFFFFFF;
+        if (!shape) return false;
+        for (const Op* r : f_.users(u->result)) {
+          if (r->kind != OpKind::ReduceMin) return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /// The widths whose alignment is provable, widest first, up to the first that needs no test.
   bool widths() {
     std::int64_t element = 0;
     for (std::size_t i = 0; i < body_.size(); ++i) {
@@ -360,21 +525,30 @@ class Matcher {
         element = std::max(element, static_cast<std::int64_t>(dtype_size(body_[i].type)));
       }
     }
+    const ValueId end = ir::ForOp(loop_).end();
     for (std::int64_t bytes : kVectorBytes) {
       const std::int64_t lanes = bytes / element;
       if (bytes > target_.max_vector_bytes || lanes < 2) continue;
       if (plan_.end_value && *plan_.end_value % lanes != 0) continue;
-      const bool aligned = std::all_of(plan_.bases.begin(), plan_.bases.end(),
-                                       [&](ValueId b) { return multiple(b, lanes); });
-      if (aligned) plan_.lanes.push_back(static_cast<std::uint8_t>(lanes));
-      if (aligned && plan_.end_value) break;
+      Alignment in_version = alignment_;
+      const bool proven =
+          plan_.end_value.has_value() || in_version.multiple_of(end, static_cast<int>(lanes));
+      in_version.assume(end, Alignment::log2_of(static_cast<int>(lanes)));
+      const bool aligned = std::all_of(plan_.bases.begin(), plan_.bases.end(), [&](ValueId b) {
+        return in_version.multiple_of(b, static_cast<int>(lanes));
+      });
+      if (!aligned) continue;
+      plan_.widths.push_back({static_cast<std::uint8_t>(lanes), !proven});
+      if (proven) break;
     }
-    return !plan_.lanes.empty();
+    return !plan_.widths.empty();
   }
 
   const Facts& f_;
+  const Alignment& alignment_;
   const Op& loop_;
   const std::vector<Op>& body_;
+  std::span<const Enclosing> enclosing_;
   const TargetProfile& target_;
   Plan plan_;
   Team team_ = Team::Group;
@@ -389,25 +563,24 @@ class Versioner {
  public:
   Versioner(ir::Kernel& kernel, const Plan& plan) : k_(kernel), plan_(plan) {}
 
-  /// The ops that replace `loop`: the versions, the last of which keeps `loop` itself.
+  /// The ops that replace `loop`: the versions, the last of which keeps `loop` itself unless
+  /// the narrowest width needs no test.
   std::vector<Op> versions(Op loop) {
     std::vector<Op> out;
-    if (plan_.end_value) {  // a literal end: the one width that divides it, unversioned
-      ir::Builder b(k_, out);
-      b.at(loop.loc);
-      const std::uint8_t lanes = plan_.lanes.front();
-      const ValueId width = b.constant(DType::U32, lanes);
-      const std::int64_t vectors = *plan_.end_value / lanes;  // exact: the width divides it
-      const ValueId count = b.constant(DType::U32, static_cast<double>(vectors));
-      vector_loop(b, loop, lanes, width, count);
-      return out;
-    }
     const ValueId n = ir::ForOp(loop).end();
     std::vector<Op>* at = &out;
-    for (std::uint8_t lanes : plan_.lanes) {
+    for (const Width& w : plan_.widths) {
       ir::Builder b(k_, *at);
       b.at(loop.loc);
-      const ValueId width = b.constant(DType::U32, lanes);
+      const ValueId width = b.constant(DType::U32, w.lanes);
+      if (!w.versioned) {
+        // A literal end's count is a literal (the width divides it); a proven one's n / W.
+        const std::int64_t vectors = plan_.end_value.value_or(0) / w.lanes;
+        const ValueId count = plan_.end_value ? b.constant(DType::U32, static_cast<double>(vectors))
+                                              : b.make(OpKind::Div, DType::U32, {n, width}).result;
+        vector_loop(b, loop, w.lanes, width, count);
+        return out;
+      }
       const ValueId rem = b.make(OpKind::Rem, DType::U32, {n, width}).result;
       const ValueId zero = b.constant(DType::U32, 0);
       const ValueId divisible = b.make(OpKind::Eq, DType::Bool, {rem, zero}).result;
@@ -415,7 +588,7 @@ class Versioner {
       ir::Builder then(k_, branch.then_block().ops);
       then.at(loop.loc);
       const ValueId count = then.make(OpKind::Div, DType::U32, {n, width}).result;
-      vector_loop(then, loop, lanes, width, count);
+      vector_loop(then, loop, w.lanes, width, count);
       at = &branch.else_block().ops;
     }
     at->push_back(std::move(loop));
@@ -437,6 +610,13 @@ class Versioner {
     std::unordered_map<ValueId, ValueId> whole = {{scalar.induction(), first}};
     std::unordered_map<ValueId, ValueId> base_index;
     std::vector<std::unordered_map<ValueId, ValueId>> lane(lanes);
+    if (plan_.reads_induction) {  // lane l handles element first + l
+      lane[0][scalar.induction()] = first;
+      for (std::uint8_t l = 1; l < lanes; ++l) {
+        const ValueId offset = out.constant(DType::U32, l);
+        lane[l][scalar.induction()] = out.make(OpKind::Add, DType::U32, {first, offset}).result;
+      }
+    }
     for (std::size_t i = 0; i < body.size(); ++i) {
       const Op& op = body[i];
       switch (plan_.roles[i]) {
@@ -497,23 +677,64 @@ class Versioner {
   const Plan& plan_;
 };
 
+/// A version this pass made: its then-block is `%c = div %n, W` and the vector loop to %c.
+bool is_version(const Op& branch) {
+  const std::vector<Op>& then = ir::IfOp(branch).then_block().ops;
+  if (then.size() != 2 || then[0].kind != OpKind::Div || then[1].kind != OpKind::For) return false;
+  if (ir::ForOp(then[1]).end() != then[0].result) return false;
+  bool vector = false;
+  ir::walk(then[1].blocks[0], [&](const Op& op) { vector = vector || op.lanes > 1; });
+  return vector;
+}
+
+/// Vectorizes the loops of a block and, through branches, of the blocks inside it (never the
+/// loops inside other loops).
+class LoopWalker {
+ public:
+  LoopWalker(ir::Kernel& kernel, const TargetProfile& target) : k_(kernel), target_(target) {}
+
+  void visit(std::vector<Op>& ops) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind == OpKind::If && !is_version(ops[i])) {
+        const ValueId condition = ir::IfOp(ops[i]).condition();
+        for (std::size_t b = 0; b < 2; ++b) {
+          enclosing_.push_back({condition, b == 0});
+          visit(ops[i].blocks[b].ops);
+          enclosing_.pop_back();
+        }
+        continue;
+      }
+      if (ops[i].kind != OpKind::For || ops[i].blocks.size() != 1) continue;
+      // Matched against facts about the whole kernel as it stands: earlier rewrites moved ops.
+      const Facts facts(k_);
+      Alignment alignment(k_, facts.definitions());
+      for (const Enclosing& e : enclosing_) {
+        if (e.then_block) alignment.assume_true(e.condition);
+      }
+      std::optional<Plan> plan = Matcher(facts, alignment, ops[i], enclosing_, target_).run();
+      if (!plan) continue;
+      std::vector<Op> versions = Versioner(k_, *plan).versions(std::move(ops[i]));
+      ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
+      ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i),
+                 std::make_move_iterator(versions.begin()),
+                 std::make_move_iterator(versions.end()));
+      i += versions.size() - 1;
+    }
+  }
+
+ private:
+  ir::Kernel& k_;
+  const TargetProfile& target_;
+  std::vector<Enclosing> enclosing_;
+};
+
 }  // namespace
 
 void vectorize(ir::Kernel& kernel, const TargetProfile& target) {
-  // Its own walk over the top-level ops rather than the rewrite driver's: each loop is matched
-  // against facts about the whole kernel as it stands, which the driver's walk would hide.
-  std::vector<Op>& ops = kernel.body.ops;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].kind != OpKind::For || ops[i].blocks.size() != 1) continue;
-    const Facts facts(kernel);
-    std::optional<Plan> plan = Matcher(facts, ops[i], target).run();
-    if (!plan) continue;
-    std::vector<Op> versions = Versioner(kernel, *plan).versions(std::move(ops[i]));
-    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
-    ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i),
-               std::make_move_iterator(versions.begin()), std::make_move_iterator(versions.end()));
-    i += versions.size() - 1;
-  }
+  // Its own walk rather than the rewrite driver's: each loop is matched against facts about the
+  // whole kernel as it stands, which the driver's walk would hide.
+  LoopWalker(kernel, target).visit(kernel.body.ops);
+  combine_accesses(kernel, target);
 }
 
 }  // namespace iron::codegen

@@ -62,6 +62,11 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
       return copy(in, active);
     case Exec::VarStore:
       return var_store(in, active);
+    case Exec::RegsDecl:
+      return regs_decl(in, active);
+    case Exec::RegsLoad:
+    case Exec::RegsStore:
+      return regs_access(in, active);
     case Exec::Load:
       return load(in, active);
     case Exec::Store:
@@ -198,6 +203,33 @@ void GroupRunner::var_store(const Instr& in, Active active) {
   Slot* var = row(in.args[0]);
   const Slot* v = row(in.args[1]);
   for (std::uint32_t t : active) var[t] = v[t];
+}
+
+void GroupRunner::regs_decl(const Instr& in, Active active) {
+  const Slot* init = row(in.args[0]);
+  for (std::uint32_t e = 0; e < in.elements; ++e) {
+    Slot* element = row(in.result + e);
+    for (std::uint32_t t : active) element[t] = init[t];
+  }
+}
+
+void GroupRunner::regs_access(const Instr& in, Active active) {
+  const Slot* index = row(in.args[1]);
+  const bool is_store = in.exec == Exec::RegsStore;
+  const Slot* value = is_store ? row(in.args[2]) : nullptr;
+  Slot* result = is_store ? nullptr : row(in.result);
+  for (std::uint32_t t : active) {
+    const std::int64_t i = int_value(index[t], in.arg_types[1]);
+    if (i < 0 || i >= static_cast<std::int64_t>(in.elements)) {
+      throw report_.out_of_bounds(in, t, "register array", i, in.elements);
+    }
+    Slot* element = row(in.args[0] + static_cast<std::uint32_t>(i));
+    if (is_store) {
+      element[t] = value[t];
+    } else {
+      result[t] = element[t];
+    }
+  }
 }
 
 }  // namespace iron::runtime::sim

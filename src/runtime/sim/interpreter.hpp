@@ -43,6 +43,9 @@ class GroupRunner {
   void run_evaluate(const Instr& in, Active active);
   void copy(const Instr& in, Active active);
   void var_store(const Instr& in, Active active);
+  /// regs: fills the array's rows; regs.load/regs.store: one element, the index bounds-checked.
+  void regs_decl(const Instr& in, Active active);
+  void regs_access(const Instr& in, Active active);
 
   // exact.cpp
   /// Sets the wrap marks of the result of `exact` op `in` from its operands (before it runs).

@@ -57,6 +57,10 @@ constexpr Exec exec_of(OpKind k) {
       return Exec::If;
     case TypeRule::NoOperands:
       return Exec::Barrier;
+    case TypeRule::RegisterArray:
+      return Exec::RegsDecl;
+    case TypeRule::RegisterAccess:
+      return info.has(ir::kWritesMemory) ? Exec::RegsStore : Exec::RegsLoad;
   }
   return Exec::Barrier;
 }
@@ -142,6 +146,14 @@ class Compiler {
       case Exec::Copy:
         if (op.kind == OpKind::Extract) read_lane(ir::ExtractOp(op), in);
         break;
+      case Exec::RegsDecl:
+        in.elements = static_cast<std::uint32_t>(op.ivalue);
+        break;
+      case Exec::RegsLoad:
+      case Exec::RegsStore:
+        in.args[0] = vectors_[op.args[0]].first_row;
+        in.elements = vectors_[op.args[0]].lanes;
+        break;
       case Exec::Load:
       case Exec::Store:
       case Exec::Atomic:
@@ -166,6 +178,12 @@ class Compiler {
       const std::uint32_t first = p_.rows;  // the lanes get rows of their own, read by extract
       p_.rows += op.lanes;
       vectors_[op.result] = {first, op.lanes};
+      return first;
+    }
+    if (op.kind == OpKind::RegsDecl) {  // the elements get rows of their own, read by regs.*
+      const std::uint32_t first = p_.rows;
+      p_.rows += static_cast<std::uint32_t>(op.ivalue);
+      vectors_[op.result] = {first, static_cast<std::uint32_t>(op.ivalue)};
       return first;
     }
     if (op.result != ir::kNoValue) return op.result;
@@ -199,9 +217,10 @@ class Compiler {
   }
 
   /// Where the lanes of a vector value live.
+  /// The rows of a vector's lanes, or of a register array's elements.
   struct Vector {
     std::uint32_t first_row = 0;
-    std::uint8_t lanes = 1;
+    std::uint32_t lanes = 1;
   };
 
   const ir::Kernel& k_;

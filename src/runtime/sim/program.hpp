@@ -25,6 +25,9 @@ enum class Exec : std::uint8_t {
   Evaluate,      ///< lane-wise pure arithmetic: ir::evaluate on every active thread
   Copy,          ///< var, var.load, extract: the operand's value
   VarStore,      ///< var.store
+  RegsDecl,      ///< regs: every element of the array takes the initial value
+  RegsLoad,      ///< regs.load: the element at a bounds-checked index
+  RegsStore,     ///< regs.store
   Load,          ///< load, shared.load
   Store,         ///< store, shared.store
   Atomic,        ///< atomic.*
@@ -48,9 +51,12 @@ struct Instr {
   bool exact = false;          ///< op on the way into an index (arithmetic, cast, select,
                                ///< variable, loop counter): its value carries a wrap mark
   std::uint8_t lanes = 1;      ///< elements per access of a vector load or store
+  std::uint32_t elements = 0;  ///< regs.*: the register array's element count
   std::uint32_t result = 0;    ///< value row written (a scratch row when the op has none); a
-                               ///< vector load writes `lanes` rows from here, one per lane
-  std::uint32_t args[3] = {};  ///< value rows read; an extract reads its lane's row
+                               ///< vector load writes `lanes` rows from here, one per lane, and
+                               ///< a register array owns `elements` rows from here
+  std::uint32_t args[3] = {};  ///< value rows read; an extract reads its lane's row; regs.*
+                               ///< read the array's first row (its elements follow it)
   std::uint32_t lane_args =
       0;                       ///< vector store: its values' rows start at Program::lane_args[this]
   int buffer = -1;             ///< parameter index (tensor or constexpr) or shared index

@@ -11,6 +11,14 @@
 
 #include <cuda_fp16.h>
 
+// Vector types: each moves in one load or store.
+struct alignas(8) iron_f16x4 {
+  __half v[4];
+};
+struct alignas(16) iron_f16x8 {
+  __half v[8];
+};
+
 extern "C" __global__ void __launch_bounds__(1024) iron_scatter_rows_f16(
     const __half* __restrict__ src,
     const unsigned int* __restrict__ idx,
@@ -27,12 +35,51 @@ extern "C" __global__ void __launch_bounds__(1024) iron_scatter_rows_f16(
     const unsigned int v6 = v3 * v1;  // kernels/ops/scatter.cpp:39
     const unsigned int v7 = blockDim.x;  // kernels/ops/scatter.cpp:40
     const unsigned int v8 = threadIdx.x;
+    const unsigned int v14 = v1 & 7u;
+    const bool v16 = v14 == 0u;
+    if (v16) {
+      const unsigned int v17 = v1 >> 3u;
 
-    for (unsigned int v9 = v8; v9 < v1; v9 += v7) {
-      const unsigned int v10 = v5 + v9;  // kernels/ops/scatter.cpp:41
-      const __half v11 = src[v10];
-      const unsigned int v12 = v6 + v9;
-      out[v12] = v11;
+      for (unsigned int v18 = v8; v18 < v17; v18 += v7) {
+        const unsigned int v19 = v18 << 3u;
+        const unsigned int v20 = v5 + v19;  // kernels/ops/scatter.cpp:41
+        const iron_f16x8 v21 = *reinterpret_cast<const iron_f16x8*>(src + v20);
+        const __half v22 = v21.v[0];
+        const __half v23 = v21.v[1];
+        const __half v24 = v21.v[2];
+        const __half v25 = v21.v[3];
+        const __half v26 = v21.v[4];
+        const __half v27 = v21.v[5];
+        const __half v28 = v21.v[6];
+        const __half v29 = v21.v[7];
+        const unsigned int v30 = v6 + v19;
+        *reinterpret_cast<iron_f16x8*>(out + v30) = iron_f16x8{{v22, v23, v24, v25, v26, v27, v28, v29}};
+      }
+    } else {
+      const unsigned int v32 = v1 & 3u;  // kernels/ops/scatter.cpp:40
+      const bool v34 = v32 == 0u;
+      if (v34) {
+        const unsigned int v35 = v1 >> 2u;
+
+        for (unsigned int v36 = v8; v36 < v35; v36 += v7) {
+          const unsigned int v37 = v36 << 2u;
+          const unsigned int v38 = v5 + v37;  // kernels/ops/scatter.cpp:41
+          const iron_f16x4 v39 = *reinterpret_cast<const iron_f16x4*>(src + v38);
+          const __half v40 = v39.v[0];
+          const __half v41 = v39.v[1];
+          const __half v42 = v39.v[2];
+          const __half v43 = v39.v[3];
+          const unsigned int v44 = v6 + v37;
+          *reinterpret_cast<iron_f16x4*>(out + v44) = iron_f16x4{{v40, v41, v42, v43}};
+        }
+      } else {
+        for (unsigned int v9 = v8; v9 < v1; v9 += v7) {  // kernels/ops/scatter.cpp:40
+          const unsigned int v10 = v5 + v9;  // kernels/ops/scatter.cpp:41
+          const __half v11 = src[v10];
+          const unsigned int v12 = v6 + v9;
+          out[v12] = v11;
+        }
+      }
     }
   }
 }

@@ -9,6 +9,14 @@
 //   out_rows: constexpr u32, as unsigned int
 //   dim: constexpr u32, as unsigned int
 
+// Vector types: each moves in one load or store.
+struct alignas(8) iron_f32x2 {
+  float v[2];
+};
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
+
 extern "C" __global__ void __launch_bounds__(1024) iron_scatter_rows_f32(
     const float* __restrict__ src,
     const unsigned int* __restrict__ idx,
@@ -25,12 +33,45 @@ extern "C" __global__ void __launch_bounds__(1024) iron_scatter_rows_f32(
     const unsigned int v6 = v3 * v1;  // kernels/ops/scatter.cpp:39
     const unsigned int v7 = blockDim.x;  // kernels/ops/scatter.cpp:40
     const unsigned int v8 = threadIdx.x;
+    const unsigned int v14 = v1 & 3u;
+    const bool v16 = v14 == 0u;
+    if (v16) {
+      const unsigned int v17 = v1 >> 2u;
 
-    for (unsigned int v9 = v8; v9 < v1; v9 += v7) {
-      const unsigned int v10 = v5 + v9;  // kernels/ops/scatter.cpp:41
-      const float v11 = src[v10];
-      const unsigned int v12 = v6 + v9;
-      out[v12] = v11;
+      for (unsigned int v18 = v8; v18 < v17; v18 += v7) {
+        const unsigned int v19 = v18 << 2u;
+        const unsigned int v20 = v5 + v19;  // kernels/ops/scatter.cpp:41
+        const iron_f32x4 v21 = *reinterpret_cast<const iron_f32x4*>(src + v20);
+        const float v22 = v21.v[0];
+        const float v23 = v21.v[1];
+        const float v24 = v21.v[2];
+        const float v25 = v21.v[3];
+        const unsigned int v26 = v6 + v19;
+        *reinterpret_cast<iron_f32x4*>(out + v26) = iron_f32x4{{v22, v23, v24, v25}};
+      }
+    } else {
+      const unsigned int v28 = v1 & 1u;  // kernels/ops/scatter.cpp:40
+      const bool v30 = v28 == 0u;
+      if (v30) {
+        const unsigned int v31 = v1 >> 1u;
+
+        for (unsigned int v32 = v8; v32 < v31; v32 += v7) {
+          const unsigned int v33 = v32 << 1u;
+          const unsigned int v34 = v5 + v33;  // kernels/ops/scatter.cpp:41
+          const iron_f32x2 v35 = *reinterpret_cast<const iron_f32x2*>(src + v34);
+          const float v36 = v35.v[0];
+          const float v37 = v35.v[1];
+          const unsigned int v38 = v6 + v33;
+          *reinterpret_cast<iron_f32x2*>(out + v38) = iron_f32x2{{v36, v37}};
+        }
+      } else {
+        for (unsigned int v9 = v8; v9 < v1; v9 += v7) {  // kernels/ops/scatter.cpp:40
+          const unsigned int v10 = v5 + v9;  // kernels/ops/scatter.cpp:41
+          const float v11 = src[v10];
+          const unsigned int v12 = v6 + v9;
+          out[v12] = v11;
+        }
+      }
     }
   }
 }

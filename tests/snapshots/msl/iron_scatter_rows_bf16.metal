@@ -12,6 +12,11 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Vectors of more than 4 lanes, as 4-lane parts.
+struct iron_bf16x8 {
+  bfloat4 part[2];
+};
+
 kernel void iron_scatter_rows_bf16(
     device const bfloat* src [[buffer(0)]],
     device const uint* idx [[buffer(1)]],
@@ -31,12 +36,51 @@ kernel void iron_scatter_rows_bf16(
     const uint v6 = v3 * v1;  // kernels/ops/scatter.cpp:39
     const uint v7 = iron_tpg.x;  // kernels/ops/scatter.cpp:40
     const uint v8 = iron_tid.x;
+    const uint v14 = v1 & 7u;
+    const bool v16 = v14 == 0u;
+    if (v16) {
+      const uint v17 = v1 >> 3u;
 
-    for (uint v9 = v8; v9 < v1; v9 += v7) {
-      const uint v10 = v5 + v9;  // kernels/ops/scatter.cpp:41
-      const bfloat v11 = src[v10];
-      const uint v12 = v6 + v9;
-      out[v12] = v11;
+      for (uint v18 = v8; v18 < v17; v18 += v7) {
+        const uint v19 = v18 << 3u;
+        const uint v20 = v5 + v19;  // kernels/ops/scatter.cpp:41
+        const iron_bf16x8 v21 = *(device const iron_bf16x8*)(src + v20);
+        const bfloat v22 = v21.part[0][0];
+        const bfloat v23 = v21.part[0][1];
+        const bfloat v24 = v21.part[0][2];
+        const bfloat v25 = v21.part[0][3];
+        const bfloat v26 = v21.part[1][0];
+        const bfloat v27 = v21.part[1][1];
+        const bfloat v28 = v21.part[1][2];
+        const bfloat v29 = v21.part[1][3];
+        const uint v30 = v6 + v19;
+        *(device iron_bf16x8*)(out + v30) = iron_bf16x8{{bfloat4(v22, v23, v24, v25), bfloat4(v26, v27, v28, v29)}};
+      }
+    } else {
+      const uint v32 = v1 & 3u;  // kernels/ops/scatter.cpp:40
+      const bool v34 = v32 == 0u;
+      if (v34) {
+        const uint v35 = v1 >> 2u;
+
+        for (uint v36 = v8; v36 < v35; v36 += v7) {
+          const uint v37 = v36 << 2u;
+          const uint v38 = v5 + v37;  // kernels/ops/scatter.cpp:41
+          const bfloat4 v39 = *(device const bfloat4*)(src + v38);
+          const bfloat v40 = v39[0];
+          const bfloat v41 = v39[1];
+          const bfloat v42 = v39[2];
+          const bfloat v43 = v39[3];
+          const uint v44 = v6 + v37;
+          *(device bfloat4*)(out + v44) = bfloat4(v40, v41, v42, v43);
+        }
+      } else {
+        for (uint v9 = v8; v9 < v1; v9 += v7) {  // kernels/ops/scatter.cpp:40
+          const uint v10 = v5 + v9;  // kernels/ops/scatter.cpp:41
+          const bfloat v11 = src[v10];
+          const uint v12 = v6 + v9;
+          out[v12] = v11;
+        }
+      }
     }
   }
 }

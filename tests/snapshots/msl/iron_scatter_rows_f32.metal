@@ -31,12 +31,45 @@ kernel void iron_scatter_rows_f32(
     const uint v6 = v3 * v1;  // kernels/ops/scatter.cpp:39
     const uint v7 = iron_tpg.x;  // kernels/ops/scatter.cpp:40
     const uint v8 = iron_tid.x;
+    const uint v14 = v1 & 3u;
+    const bool v16 = v14 == 0u;
+    if (v16) {
+      const uint v17 = v1 >> 2u;
 
-    for (uint v9 = v8; v9 < v1; v9 += v7) {
-      const uint v10 = v5 + v9;  // kernels/ops/scatter.cpp:41
-      const float v11 = src[v10];
-      const uint v12 = v6 + v9;
-      out[v12] = v11;
+      for (uint v18 = v8; v18 < v17; v18 += v7) {
+        const uint v19 = v18 << 2u;
+        const uint v20 = v5 + v19;  // kernels/ops/scatter.cpp:41
+        const float4 v21 = *(device const float4*)(src + v20);
+        const float v22 = v21[0];
+        const float v23 = v21[1];
+        const float v24 = v21[2];
+        const float v25 = v21[3];
+        const uint v26 = v6 + v19;
+        *(device float4*)(out + v26) = float4(v22, v23, v24, v25);
+      }
+    } else {
+      const uint v28 = v1 & 1u;  // kernels/ops/scatter.cpp:40
+      const bool v30 = v28 == 0u;
+      if (v30) {
+        const uint v31 = v1 >> 1u;
+
+        for (uint v32 = v8; v32 < v31; v32 += v7) {
+          const uint v33 = v32 << 1u;
+          const uint v34 = v5 + v33;  // kernels/ops/scatter.cpp:41
+          const float2 v35 = *(device const float2*)(src + v34);
+          const float v36 = v35[0];
+          const float v37 = v35[1];
+          const uint v38 = v6 + v33;
+          *(device float2*)(out + v38) = float2(v36, v37);
+        }
+      } else {
+        for (uint v9 = v8; v9 < v1; v9 += v7) {  // kernels/ops/scatter.cpp:40
+          const uint v10 = v5 + v9;  // kernels/ops/scatter.cpp:41
+          const float v11 = src[v10];
+          const uint v12 = v6 + v9;
+          out[v12] = v11;
+        }
+      }
     }
   }
 }

@@ -1,6 +1,7 @@
-/// Vectorization: contiguous loads and stores of consecutive elements become 8- or 16-byte vector
-/// accesses where alignment and bounds are provable (loop versioning on a constexpr divisibility
-/// check when needed).
+/// Vectorization: contiguous loads and stores of consecutive elements (strided loops, and runs
+/// of scalar accesses in straight-line code) become 8- or 16-byte vector accesses where alignment
+/// and bounds are provable from literals, `require` rules and branch conditions (a loop is
+/// versioned on a divisibility check when they are not).
 #pragma once
 
 #include "iron/codegen/target.hpp"
