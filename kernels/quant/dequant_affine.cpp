@@ -24,11 +24,12 @@
 /// - `words` = rows * cols * BITS / 32; cols must be a multiple of G.
 ///
 /// ## Dispatch
-/// Elementwise, grid-stride over chunks of 4 words (kernels/primitives/packed_words.hpp): any
-/// grid. A thread loads a chunk with one 16-byte load and writes its 4 · P outputs (32 at 4 bits,
-/// 16 at 8) with 16-byte stores; a chunk lies in one group (G is a multiple of 32), so it loads
-/// one scale and one bias. `words` must be a multiple of 4, which cols being a multiple of G
-/// makes it; the guard checks it. Best: words / 4 threads.
+/// Elementwise, grid-stride over chunks of C words (kernels/primitives/packed_words.hpp): the
+/// fewest whose outputs fill 16 bytes (C = 1 at 4 bits, 2 at 8 bits into f16/bf16; 1 into f32).
+/// Any grid. A thread loads a chunk with one load and writes its C · P outputs with 16-byte
+/// stores, consecutive threads writing consecutive vectors; a chunk lies in one group (G is a
+/// multiple of 32), so it loads one scale and one bias. `words` must be a multiple of 4, which
+/// cols being a multiple of G makes it; the guard checks it. Best: words / C threads.
 #include <algorithm>
 #include <iron/iron.hpp>
 
@@ -42,22 +43,22 @@ IRON_KERNEL_TEMPLATE(iron_dequant_affine, (u32 BITS, u32 GROUP),
                      (Tensor<u32> packed, Tensor<T> scales, Tensor<T> biases, Out<T> out,
                       Constexpr<u32> words)) {
   constexpr u32 kCodes = codes_per_word<BITS>;
-  static_assert(GROUP % (kWordsPerChunk * kCodes) == 0, "a chunk must lie in one group");
-  static_assert(kWordsPerChunk == 4, "the grid rule below counts chunks of 4 words");
+  constexpr u32 kWords = words_per_chunk(kCodes, lane_bytes<T>());
+  static_assert(GROUP % (kWords * kCodes) == 0, "a chunk must lie in one group");
   dispatch(elementwise);
-  grid("[<= ceil_div(words / 4, tpg), 1, 1]");
+  grid(word_chunk_grid(kWords));
   const std::string elements = "words * " + std::to_string(kCodes);
   const std::string groups = "[" + elements + " / " + std::to_string(GROUP) + "]";
   layout(packed, "[words]");
   layout(scales, groups);
   layout(biases, groups);
   layout(out, "[" + elements + "]");
-  require_multiple_of(words, kWordsPerChunk);
-  for_each_word_chunk<kCodes>(packed, words, [&](auto first, const auto& w) {
+  require_multiple_of(words, kMaxWordsPerChunk);
+  for_each_word_chunk<kCodes, kWords>(packed, words, [&](auto first, const auto& w) {
     auto group = first / GROUP;
     auto scale = cast<f32>(load(scales[group]));
     auto bias = cast<f32>(load(biases[group]));
-    for (u32 c = 0; c < kWordsPerChunk; ++c) {
+    for (u32 c = 0; c < kWords; ++c) {
       for (u32 k = 0; k < kCodes; ++k) {
         auto code = unpack_code<BITS>(w[c], Expr<u32>(k));
         store(out[first + (c * kCodes + k)], cast<T>(affine_dequant(code, scale, bias)));
@@ -71,12 +72,12 @@ IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g128, 4, 128);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g32, 8, 32);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g64, 8, 64);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g128, 8, 128);
-IRON_GEOMETRY(iron_dequant_affine_b4_g32) { return word_chunk_geometry(q); }
-IRON_GEOMETRY(iron_dequant_affine_b4_g64) { return word_chunk_geometry(q); }
-IRON_GEOMETRY(iron_dequant_affine_b4_g128) { return word_chunk_geometry(q); }
-IRON_GEOMETRY(iron_dequant_affine_b8_g32) { return word_chunk_geometry(q); }
-IRON_GEOMETRY(iron_dequant_affine_b8_g64) { return word_chunk_geometry(q); }
-IRON_GEOMETRY(iron_dequant_affine_b8_g128) { return word_chunk_geometry(q); }
+IRON_GEOMETRY(iron_dequant_affine_b4_g32) { return word_chunk_geometry(q, 8); }
+IRON_GEOMETRY(iron_dequant_affine_b4_g64) { return word_chunk_geometry(q, 8); }
+IRON_GEOMETRY(iron_dequant_affine_b4_g128) { return word_chunk_geometry(q, 8); }
+IRON_GEOMETRY(iron_dequant_affine_b8_g32) { return word_chunk_geometry(q, 4); }
+IRON_GEOMETRY(iron_dequant_affine_b8_g64) { return word_chunk_geometry(q, 4); }
+IRON_GEOMETRY(iron_dequant_affine_b8_g128) { return word_chunk_geometry(q, 4); }
 
 }  // namespace iron::kernels
 
@@ -147,9 +148,8 @@ testing::TestSetup affine_setup(const std::string& kernel, std::size_t bits, std
       .grid(grid);
 }
 
-/// 8 rows of 1024 on a grid of 3 groups of 64 threads: fewer threads than chunks of 4 words
-/// (256 at 4 bits, 512 at 8), so the grid-stride loop wraps, and a thread count that divides
-/// neither.
+/// 8 rows of 1024 on a grid of 3 groups of 64 threads: fewer threads than chunks (1024 words at
+/// 4 bits, 2048 at 8), so the grid-stride loop wraps, and a thread count that divides neither.
 testing::TestSetup rows_setup(const std::string& kernel, std::size_t bits, std::size_t group,
                               DType dt, testing::Rng& rng) {
   const auto m = affine_weights(8, 1024, bits, group, 1e-3f, 0.1f, dt, rng);

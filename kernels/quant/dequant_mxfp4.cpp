@@ -23,10 +23,11 @@
 /// - `words` = rows * cols / 8; cols must be a multiple of 32.
 ///
 /// ## Dispatch
-/// Elementwise, grid-stride over chunks of 4 words (kernels/primitives/packed_words.hpp): any
-/// grid. A thread loads a chunk (32 codes, one block) with one 16-byte load, decodes its one
-/// scale, and writes the 32 outputs with 16-byte stores. `words` must be a multiple of 4, which
-/// cols being a multiple of 32 makes it; the guard checks it. Best: words / 4 threads.
+/// Elementwise, grid-stride over single words (kernels/primitives/packed_words.hpp): any grid. A
+/// thread loads a word (8 codes, in one block), decodes the block's scale, and writes the 8
+/// outputs with 16-byte stores, consecutive threads writing consecutive vectors. `words` must be
+/// a multiple of 4, which cols being a multiple of 32 makes it; the guard checks it. Best: words
+/// threads.
 #include <cmath>
 #include <iron/iron.hpp>
 
@@ -42,17 +43,17 @@ constexpr u32 kCodesPerWord = 8;  // E2M1 nibbles
 
 IRON_KERNEL(iron_dequant_mxfp4,
             (Tensor<u32> packed, Tensor<u8> scales, Out<T> out, Constexpr<u32> words)) {
-  static_assert(kWordsPerChunk * kCodesPerWord == 32, "a chunk is one block of 32 codes");
-  static_assert(kWordsPerChunk == 4, "the grid rule below counts chunks of 4 words");
+  constexpr u32 kWords = words_per_chunk(kCodesPerWord, lane_bytes<T>());
+  static_assert(32 % (kWords * kCodesPerWord) == 0, "a chunk lies in one block of 32 codes");
   dispatch(elementwise);
-  grid("[<= ceil_div(words / 4, tpg), 1, 1]");
+  grid(word_chunk_grid(kWords));
   layout(packed, "[words]");
   layout(scales, "[words * 8 / 32]");
   layout(out, "[words * 8]");
-  require_multiple_of(words, kWordsPerChunk);
-  for_each_word_chunk<kCodesPerWord>(packed, words, [&](auto first, const auto& w) {
+  require_multiple_of(words, kMaxWordsPerChunk);
+  for_each_word_chunk<kCodesPerWord, kWords>(packed, words, [&](auto first, const auto& w) {
     auto scale = decode_e8m0(cast<u32>(load(scales[first / 32u])));
-    for (u32 c = 0; c < kWordsPerChunk; ++c) {
+    for (u32 c = 0; c < kWords; ++c) {
       for (u32 k = 0; k < kCodesPerWord; ++k) {
         auto code = w[c] >> (4u * k);
         store(out[first + (c * kCodesPerWord + k)], cast<T>(decode_e2m1(code) * scale));
@@ -61,7 +62,7 @@ IRON_KERNEL(iron_dequant_mxfp4,
   });
 }
 
-IRON_GEOMETRY(iron_dequant_mxfp4) { return word_chunk_geometry(q); }
+IRON_GEOMETRY(iron_dequant_mxfp4) { return word_chunk_geometry(q, kCodesPerWord); }
 
 }  // namespace iron::kernels
 
