@@ -183,8 +183,8 @@ requires WideAccess<W, T>
 void store_lanes(const detail::ElementRef<T, true>& ref, const std::array<Expr<T>, W>& values,
                  SourceLocation where = SourceLocation::current()) {
   detail::at(where);
-  std::vector<ir::ValueId> ids;
-  for (const Expr<T>& v : values) ids.push_back(v.id());
+  std::vector<ir::ValueId> ids(W);
+  for (std::size_t i = 0; i < W; ++i) ids[i] = values[i].id();
   detail::record_lanes_store(ref.param, ref.shared, ref.index, ids, dtype_of<T>);
 }
 
