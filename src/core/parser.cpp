@@ -204,7 +204,8 @@ class Cursor {
 };
 
 constexpr std::string_view kHeaderItems =
-    "'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'grid', 'layout', 'values' or '{'";
+    "'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'require', 'grid', 'layout', 'values' "
+    "or '{'";
 
 class Parser {
  public:
