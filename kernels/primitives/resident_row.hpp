@@ -140,7 +140,7 @@ class ResidentRow {
 inline dsl::Geometry resident_row_geometry(const dsl::GeometryQuery& q, const char* rows_of) {
   const std::uint64_t n = std::max<std::uint64_t>(q.constant("n"), 1);
   const std::uint64_t vectors = dsl::vector_count(n, q.dtype);
-  constexpr std::uint64_t kVectors = 4;  // ResidentRow<T>::kVectors, the same for every T
+  constexpr std::uint64_t kVectors = ResidentRow<dsl::f32>::kVectors;  // the same for every T
   const std::uint32_t tpg = dsl::whole_simdgroups((vectors + kVectors - 1) / kVectors, 1024);
   return dsl::Geometry::per_row(q.tensor_elements(rows_of) / n, q.threads_per_group(tpg));
 }
