@@ -73,6 +73,44 @@ if triton:
         r = tl.rsqrt(tl.sum(x * x, axis=0) / n + eps)
         tl.store(out_ptr + row * n + offs, (x * r * w).to(out_ptr.dtype.element_ty), mask=mask)
 
+    @triton.jit
+    def _triton_matmul(a_ptr, b_ptr, c_ptr, m, n, k, b_k_stride, b_n_stride,
+                       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+        # The tutorial's tile order: GROUP rows of tiles walk the columns together (L2 reuse).
+        pid = tl.program_id(0)
+        tiles_m, tiles_n = tl.cdiv(m, BM), tl.cdiv(n, BN)
+        first_m = pid // (GROUP * tiles_n) * GROUP
+        rows_here = min(tiles_m - first_m, GROUP)
+        tile_m = first_m + (pid % (GROUP * tiles_n)) % rows_here
+        tile_n = (pid % (GROUP * tiles_n)) // rows_here
+        rm = tile_m * BM + tl.arange(0, BM)
+        rn = tile_n * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, k, BK):
+            kk = k0 + rk
+            a = tl.load(a_ptr + rm[:, None] * k + kk[None, :],
+                        mask=(rm[:, None] < m) & (kk[None, :] < k), other=0.0)
+            b = tl.load(b_ptr + kk[:, None] * b_k_stride + rn[None, :] * b_n_stride,
+                        mask=(kk[:, None] < k) & (rn[None, :] < n), other=0.0)
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + rm[:, None] * n + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+                 mask=(rm[:, None] < m) & (rn[None, :] < n))
+
+
+def triton_matmul(b_rows):
+    """a @ b for b [k, n] (b_rows) or a @ b.T for b [n, k], 128×128×64 tiles, 4 stages."""
+    def run(a, b):
+        m, k = a.shape
+        n = b.shape[1] if b_rows else b.shape[0]
+        out = torch.empty((m, n), dtype=a.dtype, device=a.device)
+        strides = (b.stride(0), b.stride(1)) if b_rows else (b.stride(1), b.stride(0))
+        grid = (triton.cdiv(m, 128) * triton.cdiv(n, 128),)
+        _triton_matmul[grid](a, b, out, m, n, k, *strides, BM=128, BN=128, BK=64, GROUP=8,
+                             num_warps=8, num_stages=4)
+        return out
+    return run
+
 
 def triton_scale(alpha):
     def run(x):
@@ -353,6 +391,23 @@ def _kv_append_peers(dims, dtype):
     return {"index_copy_ (two calls)": lambda: eager}
 
 
+# ── Matrix products ───────────────────────────────────────────────────────────────────────────
+
+def _gemm_inputs(b_rows):
+    def inputs(dims, dtype, gen):
+        m, n, k = (d(dims, key) for key in ("m", "n", "k"))
+        return (uniform((m, k), dtype, gen), uniform((k, n) if b_rows else (n, k), dtype, gen))
+    return inputs
+
+
+def _gemm_peers(b_rows):
+    def peers(dims, dtype):
+        eager = (lambda a, b: a @ b) if b_rows else (lambda a, b: a @ b.t())
+        return with_triton({"torch matmul (cuBLAS)": lambda: eager},
+                           triton=triton_matmul(b_rows))
+    return peers
+
+
 CASES = {
     "copy": (_one, _copy_peers),
     "arange": (lambda dims, dtype, gen: (), _arange_peers),
@@ -391,4 +446,6 @@ CASES = {
     "rms_norm": (_norm_inputs, _rms_norm_peers),
     "layer_norm": (_layer_norm_inputs, _layer_norm_peers),
     "add_rms_norm": (_add_rms_norm_inputs, _add_rms_norm_peers),
+    "gemm_kn": (_gemm_inputs(True), _gemm_peers(True)),
+    "gemm_nk": (_gemm_inputs(False), _gemm_peers(False)),
 }

@@ -1,9 +1,10 @@
-/// The one header a kernel file includes: the DSL, its control flow, intrinsics, register arrays
-/// and launch geometry.
+/// The one header a kernel file includes: the DSL, its control flow, intrinsics, register arrays,
+/// tensor-core fragments and launch geometry.
 #pragma once
 
 #include "iron/dsl/control.hpp"
 #include "iron/dsl/expr.hpp"
+#include "iron/dsl/fragments.hpp"
 #include "iron/dsl/geometry.hpp"
 #include "iron/dsl/intrinsics.hpp"
 #include "iron/dsl/kernel.hpp"

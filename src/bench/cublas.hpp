@@ -15,6 +15,7 @@ inline constexpr int kCudaR16BF = 14;
 inline constexpr int kCublasCompute32F = 68;
 inline constexpr int kCublasGemmDefault = -1;
 inline constexpr int kCublasOpN = 0;
+inline constexpr int kCublasOpT = 1;
 
 struct CublasApi {
   CublasStatus (*create)(CublasHandle*) = nullptr;

@@ -86,17 +86,18 @@ struct BenchDevice::Impl {
   }
 
   /// Enqueues `g` on stream 0 (the handle's stream): row-major c = a @ b is column-major
-  /// cᵀ = bᵀ @ aᵀ, so b goes first.
+  /// cᵀ = bᵀ @ aᵀ, so b goes first; a row-major [n, k] b is a column-major [k, n] one, taken
+  /// transposed.
   void enqueue_gemm(const DeviceGemm& g, const std::string& what) {
     const float beta = 0.0f;
     const int type = cuda_data_type(g.dtype);
     const auto m = static_cast<int>(g.m);
     const auto n = static_cast<int>(g.n);
     const auto k = static_cast<int>(g.k);
-    const CublasStatus s =
-        cublas().api.gemm_ex(blas(), kCublasOpN, kCublasOpN, n, m, k, &g.alpha, as_pointer(g.b),
-                             type, n, as_pointer(g.a), type, k, &beta, as_pointer(g.c), type, n,
-                             kCublasCompute32F, kCublasGemmDefault);
+    const CublasStatus s = cublas().api.gemm_ex(
+        blas(), g.b_transposed ? kCublasOpT : kCublasOpN, kCublasOpN, n, m, k, &g.alpha,
+        as_pointer(g.b), type, g.b_transposed ? k : n, as_pointer(g.a), type, k, &beta,
+        as_pointer(g.c), type, n, kCublasCompute32F, kCublasGemmDefault);
     if (s != 0) throw Error(fmt::format("{}: cublasGemmEx failed with status {}", what, s));
   }
 
@@ -215,7 +216,7 @@ int BenchDevice::prepare(const ir::Kernel& kernel, const std::vector<ResidentArg
   }
   runtime::check_dispatch(kernel, guard_args, grid, impl_->device->limits);
   const codegen::CompiledKernel compiled =
-      codegen::compile_kernel(kernel, codegen::TargetProfile::cuda(sm()));
+      codegen::compile_kernel(kernel, codegen::TargetProfile::cuda_device(sm()));
   const CUmodule module = cuda::load_module(compiled, sm());
   CUfunction fn = nullptr;
   impl_->check(impl_->api().module_get_function(&fn, module, compiled.symbol.c_str()),

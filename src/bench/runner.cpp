@@ -288,7 +288,7 @@ class BenchRun {
       const DeviceAddress a = ref.a.input.empty() ? own_a : set.at(ref.a.input).address;
       const DeviceAddress b = ref.b.input.empty() ? own_b : set.at(ref.b.input).address;
       handles.push_back(device_.prepare_gemm(
-          {setup_.dtype(), ref.m, ref.n, ref.k, ref.alpha, a, b, out.address}));
+          {setup_.dtype(), ref.m, ref.n, ref.k, ref.alpha, a, b, out.address, ref.b_transposed}));
     }
     device_.fill(outputs[0].address, count * dtype_size(setup_.dtype()), 0xFF);
     device_.launch(handles[0]);

@@ -52,6 +52,9 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types) {
     case TypeRule::NoOperands:
     case TypeRule::RegisterArray:
     case TypeRule::RegisterAccess:
+    case TypeRule::FragmentDecl:
+    case TypeRule::FragmentAccess:
+    case TypeRule::FragmentMultiply:
       return false;
   }
   return false;

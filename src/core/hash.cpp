@@ -133,6 +133,15 @@ class Hasher {
       case OpAttributes::TensorOrShared:
         target(op);
         return;
+      case OpAttributes::Fragment:
+        u64(static_cast<std::uint64_t>(op.fragment.role));
+        u64(op.fragment.rows);
+        u64(op.fragment.cols);
+        return;
+      case OpAttributes::FragmentMemory:
+        target(op);
+        u64(static_cast<std::uint64_t>(op.layout));
+        return;
     }
   }
 

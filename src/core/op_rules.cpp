@@ -105,6 +105,16 @@ class TypeCheck {
       case TypeRule::RegisterAccess:
         register_access();
         break;
+      case TypeRule::FragmentDecl:
+        same({t_[0], op_.type});
+        fragment_decl();
+        break;
+      case TypeRule::FragmentAccess:
+        fragment_access();
+        break;
+      case TypeRule::FragmentMultiply:
+        fragment_multiply();
+        break;
     }
     return std::move(problems_);
   }
@@ -152,6 +162,51 @@ class TypeCheck {
     } else {
       same({t_[0], op_.type});
     }
+  }
+
+  /// frag: a role and a shape made of whole m16n8k16 tiles, an element type the role allows.
+  void fragment_decl() {
+    const FragmentShape& f = op_.fragment;
+    if (!f.tiled()) {
+      fail("a {} fragment is made of {}x{} tiles, so {}x{} is not a fragment shape",
+           fragment_role_name(f.role), tile_rows(f.role), tile_cols(f.role), f.rows, f.cols);
+    } else if (f.elements_per_lane() > kMaxFragmentElements) {
+      fail("a {}x{} fragment puts {} elements in each lane, more than the {} registers allow",
+           f.rows, f.cols, f.elements_per_lane(), kMaxFragmentElements);
+    }
+    const bool operand_type =
+        op_.type == DType::F16 || op_.type == DType::BF16 || op_.type == DType::F32;
+    if (f.role == FragmentRole::Acc ? op_.type != DType::F32 : !operand_type) {
+      fail("a {} fragment holds {}, not {}", fragment_role_name(f.role),
+           f.role == FragmentRole::Acc ? "f32" : "f16, bf16 or f32", dtype_name(op_.type));
+    }
+  }
+
+  /// frag.load/frag.store: integer offset and stride; the memory's element type is the
+  /// fragment's; a store writes an output tensor or shared memory.
+  void fragment_access() {
+    if (!is_integer(t_[0]) || !is_integer(t_[2])) {
+      fail("offset and stride must be integers, got {} and {}", dtype_name(t_[0]),
+           dtype_name(t_[2]));
+    }
+    const Param* p = param();
+    const SharedAlloc* s = shared();
+    if ((p == nullptr) == (s == nullptr) || (p != nullptr && p->kind == ParamKind::Constexpr)) {
+      fail("needs one target: a tensor parameter or a shared allocation");
+      return;
+    }
+    if (op_.kind == OpKind::FragStore && p != nullptr && p->kind == ParamKind::Input) {
+      problems_.push_back(fmt::format("stores into input tensor '{}'", p->name));
+    }
+    same({p != nullptr ? p->dtype : s->dtype, t_[1], op_.type});
+  }
+
+  /// frag.mma d, a, b: an f32 accumulator; A and B of one type.
+  void fragment_multiply() {
+    if (t_[0] != DType::F32 || op_.type != DType::F32) {
+      fail("accumulates in f32, got {}", dtype_name(t_[0]));
+    }
+    same({t_[1], t_[2]});
   }
 
   void integer_index() {

@@ -514,6 +514,12 @@ class Parser {
         c.punct(',', "before the element count");
         op.ivalue = c.integer<std::int64_t>("the element count");
         break;
+      case OpAttributes::Fragment:
+        fragment_decl(c, op);
+        break;
+      case OpAttributes::FragmentMemory:
+        fragment_access(c, op);
+        break;
     }
     if (op.kind != OpKind::Barrier) c.op_type_suffix(op);
     if (op.kind == OpKind::Const) constant(c, op, literal);
@@ -585,6 +591,41 @@ class Parser {
     } else {
       c.fail_here(fmt::format("bad axis '{}' (expected x, y or z)", axis));
     }
+  }
+
+  /// `%init, ROLE, ROWS, COLS`.
+  static void fragment_decl(Cursor& c, Op& op) {
+    op.args.push_back(c.value("the initial value"));
+    c.punct(',', "before the fragment role");
+    const std::string_view role = c.word("a fragment role (a, b or acc)");
+    const auto r = parse_fragment_role(role);
+    if (!r) c.fail_here(fmt::format("unknown fragment role '{}' (expected a, b or acc)", role));
+    op.fragment.role = *r;
+    c.punct(',', "before the fragment's rows");
+    op.fragment.rows = c.integer<std::uint32_t>("the fragment's rows");
+    c.punct(',', "before the fragment's columns");
+    op.fragment.cols = c.integer<std::uint32_t>("the fragment's columns");
+  }
+
+  /// `TARGET[%offset], %fragment, %stride, LAYOUT`.
+  void fragment_access(Cursor& c, Op& op) const {
+    if (c.at(Token::Kind::Shared)) {
+      op.shared = shared_ref(c);
+    } else {
+      op.param = param_index(c, c.word("a tensor parameter or a shared allocation '@name'"));
+    }
+    c.punct('[', "before the offset");
+    op.args.push_back(c.value("the offset"));
+    c.punct(']', "after the offset");
+    c.punct(',', "before the fragment");
+    op.args.push_back(c.value("the fragment"));
+    c.punct(',', "before the stride");
+    op.args.push_back(c.value("the stride"));
+    c.punct(',', "before the layout");
+    const std::string_view layout = c.word("a layout (row or col)");
+    const auto l = parse_matrix_layout(layout);
+    if (!l) c.fail_here(fmt::format("unknown layout '{}' (expected row or col)", layout));
+    op.layout = *l;
   }
 
   /// `[%index]` followed by `, %value...`.

@@ -151,6 +151,16 @@ class Printer {
       case OpAttributes::Lane:
       case OpAttributes::Count:
         return value_list(op.args) + fmt::format(", {}", op.ivalue);
+      case OpAttributes::Fragment:
+        return value_list(op.args) + fmt::format(", {}, {}, {}",
+                                                 fragment_role_name(op.fragment.role),
+                                                 op.fragment.rows, op.fragment.cols);
+      case OpAttributes::FragmentMemory: {
+        IRON_INTERNAL_ASSERT(op.args.size() == 3, "frag.load/store without its three operands");
+        const std::string target = op.shared >= 0 ? shared_name(op.shared) : param_name(op.param);
+        return fmt::format(" {}[{}], {}, {}, {}", target, value(op.args[0]), value(op.args[1]),
+                           value(op.args[2]), matrix_layout_name(op.layout));
+      }
     }
     IRON_INTERNAL_ERROR("an op kind outside the op table");
   }

@@ -24,15 +24,20 @@ bool is_group_op(const Op& op) { return op_info(op.kind).has(kConvergent) || op.
 
 /// What a value is: a plain value, a variable (var) or a register array (regs); the last two
 /// are read and written only through their own ops.
-enum class Storage : std::uint8_t { Value, Var, Regs };
+enum class Storage : std::uint8_t { Value, Var, Regs, Fragment };
 
 Storage storage_defined_by(OpKind k) {
   if (k == OpKind::VarDecl) return Storage::Var;
+  if (k == OpKind::FragDecl) return Storage::Fragment;
   return k == OpKind::RegsDecl ? Storage::Regs : Storage::Value;
 }
 
-/// What the first operand of an op of kind k must be.
-Storage storage_operand(OpKind k) {
+/// What operand `i` of an op of kind k must be.
+Storage storage_operand(OpKind k, std::size_t i) {
+  if (k == OpKind::FragMma || ((k == OpKind::FragLoad || k == OpKind::FragStore) && i == 1)) {
+    return Storage::Fragment;
+  }
+  if (i != 0) return Storage::Value;
   if (k == OpKind::VarLoad || k == OpKind::VarStore) return Storage::Var;
   return k == OpKind::RegsLoad || k == OpKind::RegsStore ? Storage::Regs : Storage::Value;
 }
@@ -43,12 +48,22 @@ std::string storage_mismatch(const Op& op, ValueId id, Storage is, Storage wante
       return fmt::format("{} of %{}, which is not a variable", op_name(op.kind), id);
     case Storage::Regs:
       return fmt::format("{} of %{}, which is not a register array", op_name(op.kind), id);
+    case Storage::Fragment:
+      return fmt::format("{} of %{}, which is not a fragment", op_name(op.kind), id);
     case Storage::Value:
       break;
   }
-  return is == Storage::Var
-             ? fmt::format("uses variable %{} as a value (read it with var.load)", id)
-             : fmt::format("uses register array %{} as a value (read it with regs.load)", id);
+  switch (is) {
+    case Storage::Var:
+      return fmt::format("uses variable %{} as a value (read it with var.load)", id);
+    case Storage::Regs:
+      return fmt::format("uses register array %{} as a value (read it with regs.load)", id);
+    case Storage::Fragment:
+      return fmt::format("uses fragment %{} as a value (fragments are read by frag.* only)", id);
+    case Storage::Value:
+      break;
+  }
+  return fmt::format("uses %{} as a value", id);
 }
 
 class Verifier {
@@ -82,6 +97,7 @@ class Verifier {
     DType type = DType::U32;
     std::uint8_t lanes = 1;             ///< > 1 for the result of a vector load
     std::int64_t elements = 0;          ///< of a register array
+    FragmentShape fragment;             ///< of a fragment
     std::optional<std::int64_t> known;  ///< an integer constant's value
   };
 
@@ -329,6 +345,22 @@ class Verifier {
     }
   }
 
+  /// frag.mma d, a, b: an accumulator, an A and a B whose shapes make d's (M×K · K×N = M×N).
+  void check_fragment_product(const Op& op) {
+    const FragmentShape& d = values_[op.args[0]].fragment;
+    const FragmentShape& a = values_[op.args[1]].fragment;
+    const FragmentShape& b = values_[op.args[2]].fragment;
+    if (d.role != FragmentRole::Acc || a.role != FragmentRole::A || b.role != FragmentRole::B) {
+      report(op.loc, fmt::format("frag.mma takes an acc, an a and a b fragment, got {}, {} and {}",
+                                 fragment_role_name(d.role), fragment_role_name(a.role),
+                                 fragment_role_name(b.role)));
+    } else if (a.rows != d.rows || b.cols != d.cols || a.cols != b.rows) {
+      report(op.loc, fmt::format("frag.mma of a {}x{} by a {}x{} into a {}x{}: the shapes do not "
+                                 "fit (M×K · K×N = M×N)",
+                                 a.rows, a.cols, b.rows, b.cols, d.rows, d.cols));
+    }
+  }
+
   /// The operands' types, or nullopt when one of them is not visible here (reported).
   std::optional<std::vector<DType>> operand_types(const Op& op) {
     std::vector<DType> types;
@@ -348,7 +380,7 @@ class Verifier {
         known = false;
         continue;
       }
-      const Storage wanted = i == 0 ? storage_operand(op.kind) : Storage::Value;
+      const Storage wanted = storage_operand(op.kind, i);
       if (v.storage != wanted) {
         report(op.loc, storage_mismatch(op, id, v.storage, wanted));
         known = false;
@@ -360,6 +392,7 @@ class Verifier {
       types.push_back(v.type);
     }
     if (!known) return std::nullopt;
+    if (op.kind == OpKind::FragMma) check_fragment_product(op);
     return types;
   }
 
@@ -376,7 +409,8 @@ class Verifier {
       report(op.loc, fmt::format("defines %{}, which is already defined", id));
       return;
     }
-    v = {true, true, storage_defined_by(op.kind), op.type, op.lanes, op.ivalue, std::nullopt};
+    v = {true,        true,        storage_defined_by(op.kind), op.type, op.lanes, op.ivalue,
+         op.fragment, std::nullopt};
     if (op.kind == OpKind::Const && is_integer(op.type)) v.known = op.ivalue;
     scopes_.back().push_back(id);
   }

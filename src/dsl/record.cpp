@@ -1,6 +1,7 @@
 /// Recording of DSL operations into the current trace, with the checks C++ types cannot make.
 #include <fmt/format.h>
 
+#include "iron/dsl/fragments.hpp"
 #include "iron/dsl/intrinsics.hpp"
 #include "iron/dsl/memory.hpp"
 
@@ -72,6 +73,25 @@ ir::ValueId record_regs_decl(ir::ValueId init, DType type, std::size_t elements)
   ir::Op& op = Tracer::current().record(ir::OpKind::RegsDecl, type, {init});
   op.ivalue = static_cast<std::int64_t>(elements);
   return op.result;
+}
+
+ir::ValueId record_frag_decl(ir::ValueId init, DType type, const ir::FragmentShape& shape) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::FragDecl, type, {init});
+  op.fragment = shape;
+  return op.result;
+}
+
+void record_frag_access(bool store, int param, int shared, ir::ValueId fragment, ir::ValueId offset,
+                        ir::ValueId stride, ir::MatrixLayout layout, DType type) {
+  Tracer& t = Tracer::current();
+  if (store) check_write_target(t, param);
+  ir::Op& op = record_access(t, store ? ir::OpKind::FragStore : ir::OpKind::FragLoad, param, shared,
+                             {offset, fragment, stride}, type);
+  op.layout = layout;
+}
+
+void record_frag_mma(ir::ValueId d, ir::ValueId a, ir::ValueId b) {
+  Tracer::current().record(ir::OpKind::FragMma, DType::F32, {d, a, b});
 }
 
 ir::ValueId record_regs_load(ir::ValueId array, ir::ValueId index, DType type) {

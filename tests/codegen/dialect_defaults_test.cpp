@@ -38,6 +38,12 @@ class MinimalDialect final : public c_like::Dialect {
   }
   std::string barrier() const override { return "sync();"; }
   std::string shared_declaration(const ir::SharedAlloc&, bool) const override { return ""; }
+  std::vector<std::string> fragment_declaration(const std::string&, const ir::FragmentShape&, DType,
+                                                const std::string&, Needs&) const override {
+    return {};
+  }
+  std::string fragment_access(const c_like::FragmentAccess&, Needs&) const override { return ""; }
+  std::string fragment_product(const c_like::FragmentProduct&, Needs&) const override { return ""; }
   std::string vector_type(DType t, int, Needs&) const override { return type(t); }
   std::string vector_load(const Access& a, Needs&) const override { return a.base; }
   std::vector<std::string> vector_store(const Access&, const std::vector<std::string>&,

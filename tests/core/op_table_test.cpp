@@ -155,6 +155,20 @@ class RowCheck {
                "a register access is neither a load (array, index) nor a store (array, index, "
                "value; no result)");
         break;
+      case TypeRule::FragmentDecl:
+        expect(op_.operands == 1 && op_.result == ResultRule::Required && !is(kPure),
+               "a fragment is not declared from an initial value");
+        break;
+      case TypeRule::FragmentAccess:
+        expect(op_.operands == 3 && op_.result == ResultRule::Forbidden && is(kConvergent) &&
+                   is(kEffect) && (is(kReadsMemory) != is(kWritesMemory)),
+               "a fragment access is not a simdgroup's load or store of (offset, fragment, "
+               "stride)");
+        break;
+      case TypeRule::FragmentMultiply:
+        expect(op_.operands == 3 && op_.result == ResultRule::Forbidden && is(kConvergent),
+               "a fragment product does not update d from a and b across the simdgroup");
+        break;
       case TypeRule::Condition:
         expect(op_.operands == 1 && op_.blocks == 2,
                "a branch does not take a condition and two "
@@ -240,6 +254,8 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
         "atomic.xchg"}},
       {OpAttributes::Lane, {"extract"}},
       {OpAttributes::Count, {"regs"}},
+      {OpAttributes::Fragment, {"frag"}},
+      {OpAttributes::FragmentMemory, {"frag.load", "frag.store"}},
   };
   EXPECT_EQ(held, expected);
 }

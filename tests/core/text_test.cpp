@@ -34,7 +34,7 @@ constexpr std::string_view kEveryOp =
   rule exactly n/4
   rule exactly n
   rule power_of_two
-  values 101
+  values 104
 {
   %0 = builtin global_id.x : u32  ; kernels/test/every-op_v2.cpp:12
   %1 = builtin thread_id.y : u32
@@ -75,6 +75,13 @@ constexpr std::string_view kEveryOp =
   %99 = regs %9, 4 : f32
   regs.store %99, %21, %98 : f32
   %100 = regs.load %99, %0 : f32
+  %101 = frag %12, acc, 16, 8 : f32
+  %102 = frag %8, a, 16, 16 : f16
+  %103 = frag %8, b, 16, 8 : f16
+  frag.load inp[%20], %102, %11, row : f16
+  frag.load inp[%20], %103, %11, col : f16
+  frag.mma %101, %102, %103 : f32
+  frag.store @shm0[%20], %101, %11, row : f32
   %33 = abs %9 : f32
   %34 = recip %9 : f32
   %35 = floor %9 : f32

@@ -36,6 +36,7 @@ struct DeviceGemm {
   std::uint32_t m = 0, n = 0, k = 0;
   float alpha = 1.0f;
   DeviceAddress a = 0, b = 0, c = 0;
+  bool b_transposed = false;  ///< b is [n, k] row-major: c = alpha · a @ bᵀ
 };
 
 /// A cuBLAS result: the rate, or why there is none (no library, a failed call).

@@ -62,6 +62,7 @@ struct LibraryReference {
   std::string output;  ///< the Iron output it is compared with; m · n elements
   float alpha = 1.0f;
   testing::Tolerance tolerance{1e-2, 1e-2};
+  bool b_transposed = false;  ///< b is [n, k] (a linear layer's weight): output = alpha · a @ bᵀ
 };
 
 class BenchSetup {

@@ -24,6 +24,16 @@ enum class TargetKind : std::uint8_t {
 #undef IRON_X
 };
 
+/// How CUDA lowers tensor-core fragment ops (docs/tensor-cores.md): `mma.sync.m16n8k16` with
+/// `ldmatrix` for f16/bf16 (f32 fragments always go the software way), or software: the same
+/// lane map, products summed by warp shuffles and fma, for any element type and device.
+enum class MmaStrategy : std::uint8_t { MmaSync, Software };
+std::string_view mma_strategy_name(MmaStrategy s);
+std::optional<MmaStrategy> parse_mma_strategy(std::string_view name);
+/// The strategy the environment asks for: IRON_CUDA_MMA=mmasync|software, nullopt when it is
+/// unset; an iron::Error names a value it does not know.
+std::optional<MmaStrategy> mma_strategy_from_environment();
+
 struct TargetProfile {
   TargetKind kind = TargetKind::Cuda;
   std::string name;                     ///< "sm_90", "sm_80", "metal3.1", "metal3.0"
@@ -34,9 +44,14 @@ struct TargetProfile {
   bool has_bf16_type = true;            ///< the language has a bf16 storage type
   std::uint32_t max_vector_bytes = 16;  ///< widest single load or store
   std::uint64_t max_shared_bytes = std::uint64_t{48} * 1024;
+  MmaStrategy mma = MmaStrategy::MmaSync;  ///< CUDA: how fragment ops are lowered
 
-  /// CUDA C++ for compute capability `sm` × 10 (defined in src/codegen/cuda/).
-  static TargetProfile cuda(int sm);
+  /// CUDA C++ for compute capability `sm` × 10 (defined in src/codegen/cuda/), its fragments
+  /// lowered with `mma`: named "sm_90", or "sm_90+mma=software" for the non-default strategy.
+  static TargetProfile cuda(int sm, MmaStrategy mma = MmaStrategy::MmaSync);
+  /// The profile kernels are compiled with for a CUDA device of compute capability `sm` × 10:
+  /// the default strategy, or the one IRON_CUDA_MMA names.
+  static TargetProfile cuda_device(int sm);
   /// Metal Shading Language `version` × 10, 3.0 to 3.2 (defined in src/codegen/msl/).
   static TargetProfile metal(int version);
   /// The profile of any target that `name` spells ("sm_90", "metal3.1"); nullopt for none.

@@ -413,6 +413,10 @@ namespace detail {
     case OpKind::RegsDecl:
     case OpKind::RegsLoad:
     case OpKind::RegsStore:
+    case OpKind::FragDecl:
+    case OpKind::FragLoad:
+    case OpKind::FragStore:
+    case OpKind::FragMma:
       break;
   }
   IRON_INTERNAL_ERROR("evaluate() of an op that is not lane-wise arithmetic");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "iron/core/dtype.hpp"
+#include "iron/core/fragment.hpp"
 #include "iron/core/op_table.hpp"
 #include "iron/core/size_expr.hpp"
 
@@ -66,6 +67,10 @@ struct Block {
 ///   RegsDecl: result = a per-thread register array of ivalue elements, args=[init].
 ///   RegsLoad: args=[array, index]. RegsStore: args=[array, index, v]. promote_registers turns
 ///   them into variables once every index is a constant; none reach an emitter.
+///   FragDecl: result = a fragment of `fragment` (role, rows × cols) of element type `type`, one
+///   per simdgroup, every element starting at args=[init]. FragLoad/FragStore: param or shared,
+///   args=[offset, fragment, stride], `layout`: element (r, c) at offset + r·stride + c
+///   (row-major) or offset + c·stride + r. FragMma: args=[d, a, b], d += a·b.
 ///   For: args=[start, end, step], result = induction value, blocks=[body]; runs while i < end.
 ///   If: args=[cond], blocks=[then, else].
 struct Op {
@@ -80,6 +85,8 @@ struct Op {
   std::uint8_t lanes = 1;  ///< elements per access of a vector Load/Store (1, 2, 4, 8, 16)
   int param = -1;          ///< kernel parameter index (tensor or constexpr)
   int shared = -1;         ///< threadgroup allocation index
+  FragmentShape fragment;  ///< FragDecl: the fragment's role and shape
+  MatrixLayout layout = MatrixLayout::RowMajor;  ///< FragLoad/FragStore: how memory holds it
   std::vector<Block> blocks;
   SourceLoc loc;
 };

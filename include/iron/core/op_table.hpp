@@ -47,6 +47,9 @@ enum class TypeRule : std::uint8_t {
   NoOperands,        ///< barrier
   RegisterArray,     ///< regs: an initial value of the element type; a count of 1 to kMaxRegs
   RegisterAccess,    ///< a register array, an integer index; value and result of its type
+  FragmentDecl,      ///< frag: an initial value of the element type; a tiled role and shape
+  FragmentAccess,    ///< frag.load/store: integer offset and stride; element of the fragment's type
+  FragmentMultiply,  ///< frag.mma: an f32 accumulator and A, B fragments of one type that fit it
 };
 
 /// The most elements one register array (`regs`) may hold: beyond it, registers run out and
@@ -147,7 +150,11 @@ enum OpTrait : std::uint8_t {
   X(If,                     "if",                        Other,   1, 2, Forbidden, Condition,        kEffect, "")                                \
   X(RegsDecl,               "regs",                      Other,   1, 0, Required,  RegisterArray,    0, "")                                      \
   X(RegsLoad,               "regs.load",                 Other,   2, 0, Required,  RegisterAccess,   kReadsMemory, "")                           \
-  X(RegsStore,              "regs.store",                Other,   3, 0, Forbidden, RegisterAccess,   kEffect | kWritesMemory, "")
+  X(RegsStore,              "regs.store",                Other,   3, 0, Forbidden, RegisterAccess,   kEffect | kWritesMemory, "")                \
+  X(FragDecl,               "frag",                      Other,   1, 0, Required,  FragmentDecl,     0, "")                                      \
+  X(FragLoad,               "frag.load",                 Other,   3, 0, Forbidden, FragmentAccess,   kEffect | kReadsMemory | kConvergent, "")   \
+  X(FragStore,              "frag.store",                Other,   3, 0, Forbidden, FragmentAccess,   kEffect | kWritesMemory | kConvergent, "")  \
+  X(FragMma,                "frag.mma",                  Other,   3, 0, Forbidden, FragmentMultiply, kEffect | kConvergent, "")
 // clang-format on
 
 enum class OpKind : std::uint8_t {
@@ -228,6 +235,9 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
     case TypeRule::NoOperands:
     case TypeRule::RegisterArray:
     case TypeRule::RegisterAccess:
+    case TypeRule::FragmentDecl:
+    case TypeRule::FragmentAccess:
+    case TypeRule::FragmentMultiply:
       return true;
   }
   return false;
@@ -249,6 +259,8 @@ enum class OpAttributes : std::uint8_t {
   TensorOrShared,  ///< a tensor parameter (param) or, where shared >= 0, a shared allocation
   Lane,            ///< the lane it reads from its vector operand (ivalue)
   Count,           ///< the element count of a register array (ivalue)
+  Fragment,        ///< a fragment's role and shape (fragment)
+  FragmentMemory,  ///< a tensor parameter (param) or shared allocation (shared), and a layout
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -271,6 +283,10 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return k == OpKind::Extract ? OpAttributes::Lane : OpAttributes::None;
     case TypeRule::RegisterArray:
       return OpAttributes::Count;
+    case TypeRule::FragmentDecl:
+      return OpAttributes::Fragment;
+    case TypeRule::FragmentAccess:
+      return OpAttributes::FragmentMemory;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:
     case TypeRule::Integer:
@@ -287,6 +303,7 @@ constexpr OpAttributes op_attributes(OpKind k) {
     case TypeRule::Condition:
     case TypeRule::NoOperands:
     case TypeRule::RegisterAccess:
+    case TypeRule::FragmentMultiply:
       return OpAttributes::None;
   }
   return OpAttributes::None;

@@ -119,6 +119,31 @@ class RegsOp : public OpView<O> {
   typename OpView<O>::Id& value() const { return this->arg(2); }
 };
 
+/// frag.load, frag.store: a fragment and the memory it is read from or written to, element
+/// (r, c) at `offset` + r·`stride` + c (row-major) or `offset` + c·`stride` + r.
+template <class O>
+class FragAccessOp : public OpView<O> {
+ public:
+  explicit FragAccessOp(O& op)
+      : OpView<O>(op, op.kind == OpKind::FragLoad || op.kind == OpKind::FragStore) {}
+  typename OpView<O>::Id& offset() const { return this->arg(0); }
+  typename OpView<O>::Id& fragment() const { return this->arg(1); }
+  typename OpView<O>::Id& stride() const { return this->arg(2); }
+  MatrixLayout layout() const { return this->op().layout; }
+  bool is_store() const { return this->op().kind == OpKind::FragStore; }
+  bool is_shared() const { return this->op().shared >= 0; }
+};
+
+/// frag.mma: `d` += `a` · `b`.
+template <class O>
+class FragMmaOp : public OpView<O> {
+ public:
+  explicit FragMmaOp(O& op) : OpView<O>(op, op.kind == OpKind::FragMma) {}
+  typename OpView<O>::Id& d() const { return this->arg(0); }
+  typename OpView<O>::Id& a() const { return this->arg(1); }
+  typename OpView<O>::Id& b() const { return this->arg(2); }
+};
+
 /// A simd shuffle or broadcast: `value` moved across lanes by `lane` (a lane, mask or delta).
 template <class O>
 class SimdMoveOp : public OpView<O> {

@@ -113,6 +113,7 @@ template <Element T>
 class Shared {
  public:
   explicit Shared(int alloc) : alloc_(alloc) {}
+  int alloc() const { return alloc_; }
   detail::ElementRef<T, true> operator[](detail::Index i) const { return {-1, alloc_, i.id()}; }
   template <detail::NotAnIndex I>
   detail::an_index_must_be_an_integer_value operator[](const I& i) const = delete;

@@ -1,6 +1,7 @@
 /// The statement walker of the C-like emitters: scopes, control flow, unused values, locations.
 #include "body_writer.hpp"
 
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -69,6 +70,10 @@ class BodyWriter {
         {OpKind::Barrier, &BodyWriter::barrier},
         {OpKind::For, &BodyWriter::loop},
         {OpKind::If, &BodyWriter::branch},
+        {OpKind::FragDecl, &BodyWriter::fragment},
+        {OpKind::FragLoad, &BodyWriter::fragment_access},
+        {OpKind::FragStore, &BodyWriter::fragment_access},
+        {OpKind::FragMma, &BodyWriter::fragment_product},
     };
     for (const auto& [kind, writer] : kStatements) {
       if (kind == op.kind) return (this->*writer)(op);
@@ -96,6 +101,64 @@ class BodyWriter {
   }
 
   void barrier(const ir::Op& op) { line(cx_.dialect.barrier(), op.loc); }
+
+  void fragment(const ir::Op& op) {
+    fragments_[op.result] = op.fragment;
+    const std::string init = values_.name(op.args[0]);
+    for (const std::string& s : cx_.dialect.fragment_declaration(
+             values_.name(op.result), op.fragment, op.type, init, cx_.needs)) {
+      line(s, op.loc);
+    }
+  }
+
+  const ir::FragmentShape& shape_of(ir::ValueId fragment) const {
+    const auto found = fragments_.find(fragment);
+    IRON_INTERNAL_ASSERT(found != fragments_.end(), "a fragment used before its declaration");
+    return found->second;
+  }
+
+  void fragment_access(const ir::Op& op) {
+    const ir::FragAccessOp access(op);
+    Access memory = access_of_target(op);
+    c_like::FragmentAccess f{.fragment = values_.name(access.fragment()),
+                             .shape = shape_of(access.fragment()),
+                             .type = op.type,
+                             .space = memory.space,
+                             .base = memory.base,
+                             .offset = values_.name(access.offset()),
+                             .stride = values_.name(access.stride()),
+                             .layout = access.layout(),
+                             .store = access.is_store()};
+    line(cx_.dialect.fragment_access(f, cx_.needs), op.loc);
+  }
+
+  /// The tensor or shared allocation a fragment access reads or writes.
+  Access access_of_target(const ir::Op& op) const {
+    Access a;
+    if (op.shared >= 0) {
+      a.space = Space::Shared;
+      a.base = cx_.kernel.shared.at(static_cast<std::size_t>(op.shared)).name;
+      return a;
+    }
+    const ir::Param& p = cx_.kernel.params.at(static_cast<std::size_t>(op.param));
+    a.space = p.kind == ir::ParamKind::Input ? Space::Input : Space::Output;
+    a.base = p.name;
+    return a;
+  }
+
+  void fragment_product(const ir::Op& op) {
+    const ir::FragMmaOp mma(op);
+    const ir::FragmentShape& a = shape_of(mma.a());
+    const ir::FragmentShape& b = shape_of(mma.b());
+    const c_like::FragmentProduct p{.d = values_.name(mma.d()),
+                                    .a = values_.name(mma.a()),
+                                    .b = values_.name(mma.b()),
+                                    .m = a.rows,
+                                    .n = b.cols,
+                                    .k = a.cols,
+                                    .input = values_.type(mma.a())};
+    line(cx_.dialect.fragment_product(p, cx_.needs), op.loc);
+  }
 
   void store(const ir::Op& op) {
     const Access a = access_of(op, cx_);
@@ -161,6 +224,7 @@ class BodyWriter {
 
   Values values_;
   Context cx_;
+  std::map<ir::ValueId, ir::FragmentShape> fragments_;
   std::vector<std::string> lines_;
   int depth_ = 1;            ///< statements of the function body are indented once
   bool block_start_ = true;  ///< nothing written yet in the innermost block

@@ -34,6 +34,27 @@ struct Access {
   int lanes = 1;
 };
 
+/// One frag.load or frag.store: `fragment` (of `shape`, elements of `type`) and the matrix whose
+/// element (r, c) is base[offset + r·stride + c] (row-major) or base[offset + c·stride + r].
+struct FragmentAccess {
+  std::string fragment;
+  ir::FragmentShape shape;
+  DType type = DType::F32;
+  Space space = Space::Input;
+  std::string base;
+  std::string offset;
+  std::string stride;
+  ir::MatrixLayout layout = ir::MatrixLayout::RowMajor;
+  bool store = false;
+};
+
+/// One frag.mma: `d` += `a` · `b`, of shapes M×N, M×K and K×N; A and B hold `input`.
+struct FragmentProduct {
+  std::string d, a, b;
+  std::uint32_t m = 0, n = 0, k = 0;
+  DType input = DType::F16;
+};
+
 /// The spelling of an op kind in a dialect's table of the few kinds it covers.
 struct Spelling {
   ir::OpKind kind;
@@ -113,6 +134,19 @@ class Dialect {
   /// The declaration of a threadgroup allocation; `vector_access` when vector loads or stores
   /// use it, so it must be 16-byte aligned.
   virtual std::string shared_declaration(const ir::SharedAlloc& s, bool vector_access) const = 0;
+
+  // Tensor-core fragments (docs/tensor-cores.md): each dialect lowers them with its strategy.
+
+  /// The statements declaring fragment `name` of `shape` and element type `t`, every element
+  /// set to `init`.
+  virtual std::vector<std::string> fragment_declaration(const std::string& name,
+                                                        const ir::FragmentShape& shape, DType t,
+                                                        const std::string& init,
+                                                        Needs& needs) const = 0;
+  /// The statement of a frag.load or frag.store.
+  virtual std::string fragment_access(const FragmentAccess& f, Needs& needs) const = 0;
+  /// The statement of a frag.mma.
+  virtual std::string fragment_product(const FragmentProduct& p, Needs& needs) const = 0;
 
   // Vectors.
 

@@ -127,6 +127,10 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::RegsLoad:
     case OpKind::RegsStore:
       IRON_INTERNAL_ERROR("regs.* reached the emitter: run promote_registers first");
+    case OpKind::FragDecl:
+    case OpKind::FragLoad:
+    case OpKind::FragStore:
+    case OpKind::FragMma:
     case OpKind::Const:
     case OpKind::VarDecl:
     case OpKind::Store:

@@ -3,11 +3,14 @@
 #pragma once
 
 #include "../c_like/dialect.hpp"
+#include "iron/codegen/target.hpp"
 
 namespace iron::codegen::cuda {
 
 class CudaDialect final : public c_like::Dialect {
  public:
+  explicit CudaDialect(MmaStrategy mma = MmaStrategy::MmaSync) : mma_(mma) {}
+
   std::string half_type(DType t) const override;
   std::string float_function(ir::OpKind k) const override;
   std::string_view reserved_words() const override;
@@ -24,6 +27,13 @@ class CudaDialect final : public c_like::Dialect {
                      c_like::Needs& needs) const override;
   std::string barrier() const override;
   std::string shared_declaration(const ir::SharedAlloc& s, bool vector_access) const override;
+  std::vector<std::string> fragment_declaration(const std::string& name,
+                                                const ir::FragmentShape& shape, DType t,
+                                                const std::string& init,
+                                                c_like::Needs& needs) const override;
+  std::string fragment_access(const c_like::FragmentAccess& f, c_like::Needs& needs) const override;
+  std::string fragment_product(const c_like::FragmentProduct& p,
+                               c_like::Needs& needs) const override;
   std::string vector_type(DType t, int lanes, c_like::Needs& needs) const override;
   std::string vector_load(const c_like::Access& a, c_like::Needs& needs) const override;
   std::vector<std::string> vector_store(const c_like::Access& a,
@@ -35,6 +45,9 @@ class CudaDialect final : public c_like::Dialect {
 
   /// The name of the struct of `lanes` elements of `t` ("iron_f16x8").
   static std::string vector_name(DType t, int lanes);
+
+ private:
+  MmaStrategy mma_;
 };
 
 }  // namespace iron::codegen::cuda

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../c_like/prelude.hpp"
+#include "cuda_fragments.hpp"
 
 namespace iron::codegen::cuda {
 namespace {
@@ -152,7 +153,9 @@ std::string cuda_prelude(const c_like::Needs& needs, const CudaDialect& dialect)
                           CudaDialect::vector_name(t, lanes), dialect.type(t), lanes);
     }
   }
-  c_like::append_helpers(text, helpers(), needs.helpers, "CUDA");
+  std::vector<c_like::Helper> all = helpers();
+  all.insert(all.end(), fragment_helpers().begin(), fragment_helpers().end());
+  c_like::append_helpers(text, all, needs.helpers, "CUDA");
   return text;
 }
 

@@ -1,5 +1,8 @@
 /// The CUDA target: its profiles (sm_80 and newer) and its registry entry.
+#include <fmt/format.h>
+
 #include <charconv>
+#include <cstdlib>
 
 #include "iron/codegen/emit.hpp"
 #include "iron/codegen/targets.hpp"
@@ -16,21 +19,53 @@ std::optional<int> parse_int(std::string_view text) {
   return v;
 }
 
-/// "sm_N" for N >= 80, spelled as TargetProfile::cuda names it.
+constexpr std::string_view kMmaOption = "+mma=";
+
+/// "sm_N" for N >= 80, optionally "+mma=STRATEGY", spelled as TargetProfile::cuda names it.
 std::optional<TargetProfile> cuda_profile(std::string_view name) {
   if (!name.starts_with("sm_")) return std::nullopt;
-  const std::optional<int> sm = parse_int(name.substr(3));
-  if (!sm || *sm < 80 || name != TargetProfile::cuda(*sm).name) return std::nullopt;
-  return TargetProfile::cuda(*sm);
+  const std::size_t option = name.find(kMmaOption);
+  MmaStrategy mma = MmaStrategy::MmaSync;
+  if (option != std::string_view::npos) {
+    const auto parsed = parse_mma_strategy(name.substr(option + kMmaOption.size()));
+    if (!parsed) return std::nullopt;
+    mma = *parsed;
+  }
+  const std::optional<int> sm = parse_int(name.substr(3, option - 3));
+  if (!sm || *sm < 80 || name != TargetProfile::cuda(*sm, mma).name) return std::nullopt;
+  return TargetProfile::cuda(*sm, mma);
 }
+
+constexpr std::string_view kStrategyNames[] = {"mmasync", "software"};
 
 }  // namespace
 
-TargetProfile TargetProfile::cuda(int sm) {
+std::string_view mma_strategy_name(MmaStrategy s) {
+  return kStrategyNames[static_cast<std::size_t>(s)];
+}
+
+std::optional<MmaStrategy> parse_mma_strategy(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kStrategyNames); ++i) {
+    if (kStrategyNames[i] == name) return static_cast<MmaStrategy>(i);
+  }
+  return std::nullopt;
+}
+
+std::optional<MmaStrategy> mma_strategy_from_environment() {
+  const char* value = std::getenv("IRON_CUDA_MMA");
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  if (auto s = parse_mma_strategy(value)) return s;
+  throw Error(fmt::format("IRON_CUDA_MMA={}: expected mmasync or software", value));
+}
+
+TargetProfile TargetProfile::cuda(int sm, MmaStrategy mma) {
   IRON_INTERNAL_ASSERT(sm > 0, "a CUDA compute capability must be positive");
   TargetProfile t;
   t.kind = TargetKind::Cuda;
   t.name = "sm_" + std::to_string(sm);
+  if (mma != MmaStrategy::MmaSync)
+    t.name += std::string(kMmaOption) + std::string(mma_strategy_name(mma));
+  t.mma = mma;
   t.cuda_sm = sm;
   t.native_f16_arithmetic = sm >= 80;
   t.native_bf16_arithmetic = sm >= 80;
@@ -38,6 +73,10 @@ TargetProfile TargetProfile::cuda(int sm) {
   t.max_vector_bytes = 16;
   t.max_shared_bytes = std::uint64_t{48} * 1024;  // the static __shared__ limit
   return t;
+}
+
+TargetProfile TargetProfile::cuda_device(int sm) {
+  return cuda(sm, mma_strategy_from_environment().value_or(MmaStrategy::MmaSync));
 }
 
 namespace cuda {

@@ -22,7 +22,7 @@ std::string includes(const ir::Kernel& kernel) {
 
 std::string emit_cuda(const ir::Kernel& lowered, const TargetProfile& target) {
   IRON_INTERNAL_ASSERT(target.kind == TargetKind::Cuda, "emit_cuda needs a CUDA target profile");
-  const cuda::CudaDialect dialect;
+  const cuda::CudaDialect dialect(target.mma);
   c_like::check_names(lowered, "CUDA C++", c_like::reserved_names(dialect));
   c_like::Needs needs;
   const std::string body = c_like::write_body(lowered, dialect, needs);

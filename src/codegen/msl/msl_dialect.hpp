@@ -26,6 +26,13 @@ class MslDialect final : public c_like::Dialect {
                      c_like::Needs& needs) const override;
   std::string barrier() const override;
   std::string shared_declaration(const ir::SharedAlloc& s, bool vector_access) const override;
+  std::vector<std::string> fragment_declaration(const std::string& name,
+                                                const ir::FragmentShape& shape, DType t,
+                                                const std::string& init,
+                                                c_like::Needs& needs) const override;
+  std::string fragment_access(const c_like::FragmentAccess& f, c_like::Needs& needs) const override;
+  std::string fragment_product(const c_like::FragmentProduct& p,
+                               c_like::Needs& needs) const override;
   std::string vector_type(DType t, int lanes, c_like::Needs& needs) const override;
   std::string vector_load(const c_like::Access& a, c_like::Needs& needs) const override;
   std::vector<std::string> vector_store(const c_like::Access& a,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../c_like/prelude.hpp"
+#include "msl_fragments.hpp"
 
 namespace iron::codegen::msl {
 namespace {
@@ -139,7 +140,9 @@ std::string msl_prelude(const c_like::Needs& needs, const MslDialect& dialect) {
                           dialect.vector_name(t, 4), lanes / 4);
     }
   }
-  c_like::append_helpers(text, helpers(), needs.helpers, "MSL");
+  std::vector<c_like::Helper> all = helpers();
+  all.insert(all.end(), fragment_helpers().begin(), fragment_helpers().end());
+  c_like::append_helpers(text, all, needs.helpers, "MSL");
   return text;
 }
 

@@ -132,7 +132,7 @@ const CudaBackend::Prepared& CudaBackend::prepare(const ir::Kernel& kernel) {
   const std::uint64_t hash = ir::structural_hash(kernel);
   if (const auto found = prepared_.find(hash); found != prepared_.end()) return found->second;
   const codegen::CompiledKernel compiled =
-      codegen::compile_kernel(kernel, codegen::TargetProfile::cuda(device_.sm()));
+      codegen::compile_kernel(kernel, codegen::TargetProfile::cuda_device(device_.sm()));
   const CUmodule module = load_module(compiled, device_.sm());
   const Driver& d = driver();
   Prepared prepared{compiled.symbol, nullptr, 0};

@@ -84,21 +84,9 @@ void GroupRunner::simd(const Instr& in, Active active) {
   const Slot* a = row(in.args[0]);
   const Slot* operand = row(in.args[1]);  // unused by ops without a lane operand
   Slot* r = row(in.result);
-  std::size_t k = 0;
-  while (k < active.size()) {
-    const std::uint32_t first = active[k] / 32 * 32;
-    const std::uint32_t lanes = std::min(32u, threads_ - first);
-    std::size_t end = k;
-    while (end < active.size() && active[end] < first + lanes) ++end;
-    if (end - k != lanes) {
-      std::uint32_t missing = first;
-      while (missing - first < end - k && active[k + (missing - first)] == missing) ++missing;
-      throw report_.divergent_simdgroup(in, static_cast<std::uint32_t>(end - k), lanes, active[k],
-                                        missing);
-    }
+  each_simdgroup(in, active, [&](std::uint32_t first, std::uint32_t lanes) {
     simd_one(in, lanes, a + first, operand + first, r + first);
-    k = end;
-  }
+  });
 }
 
 void GroupRunner::reduce(const Instr& in, Active active) {

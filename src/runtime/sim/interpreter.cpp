@@ -67,6 +67,13 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
     case Exec::RegsLoad:
     case Exec::RegsStore:
       return regs_access(in, active);
+    case Exec::FragDecl:
+      return frag_decl(in, active);
+    case Exec::FragLoad:
+    case Exec::FragStore:
+      return frag_access(in, active);
+    case Exec::FragMma:
+      return frag_mma(in, active);
     case Exec::Load:
       return load(in, active);
     case Exec::Store:

@@ -2,6 +2,7 @@
 /// applied to the active threads, with every sanitizer check on the way.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,7 +72,21 @@ class GroupRunner {
   void record_shared(const Instr& in, std::uint32_t thread, std::uint32_t index, Access access);
   void record_tensor(const Instr& in, std::uint32_t thread, std::uint64_t index, Access access);
 
+  // fragment_ops.cpp
+  void frag_decl(const Instr& in, Active active);
+  void frag_access(const Instr& in, Active active);
+  void frag_mma(const Instr& in, Active active);
+  /// The element index of fragment access `in` at (r, c) for the simdgroup whose first thread
+  /// is `first`, bounds-checked against `count`.
+  std::uint32_t fragment_index(const Instr& in, std::uint32_t thread, std::int64_t offset,
+                               std::int64_t stride, const ir::FragmentCoord& at,
+                               std::uint64_t count);
+
   // collective.cpp
+  /// Calls fn(first, lanes) for each simdgroup of `active`: threads first .. first + lanes - 1;
+  /// reports a simdgroup that `in` reached with only some of its lanes.
+  template <class Fn>
+  void each_simdgroup(const Instr& in, Active active, Fn&& fn);
   void barrier(const Instr& in, Active active);
   void simd(const Instr& in, Active active);
   void reduce(const Instr& in, Active active);
@@ -110,5 +125,24 @@ class GroupRunner {
   std::uint32_t interval_ = 0;  ///< barrier interval, counted over every group run here
   std::uint64_t trips_ = 0;
 };
+
+template <class Fn>
+void GroupRunner::each_simdgroup(const Instr& in, Active active, Fn&& fn) {
+  std::size_t k = 0;
+  while (k < active.size()) {
+    const std::uint32_t first = active[k] / 32 * 32;
+    const std::uint32_t lanes = std::min(32u, threads_ - first);
+    std::size_t end = k;
+    while (end < active.size() && active[end] < first + lanes) ++end;
+    if (end - k != lanes) {
+      std::uint32_t missing = first;
+      while (missing - first < end - k && active[k + (missing - first)] == missing) ++missing;
+      throw report_.divergent_simdgroup(in, static_cast<std::uint32_t>(end - k), lanes, active[k],
+                                        missing);
+    }
+    fn(first, lanes);
+    k = end;
+  }
+}
 
 }  // namespace iron::runtime::sim

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "iron/core/op_views.hpp"
@@ -61,6 +62,12 @@ constexpr Exec exec_of(OpKind k) {
       return Exec::RegsDecl;
     case TypeRule::RegisterAccess:
       return info.has(ir::kWritesMemory) ? Exec::RegsStore : Exec::RegsLoad;
+    case TypeRule::FragmentDecl:
+      return Exec::FragDecl;
+    case TypeRule::FragmentAccess:
+      return info.has(ir::kWritesMemory) ? Exec::FragStore : Exec::FragLoad;
+    case TypeRule::FragmentMultiply:
+      return Exec::FragMma;
   }
   return Exec::Barrier;
 }
@@ -159,6 +166,22 @@ class Compiler {
       case Exec::Atomic:
         resolve_buffer(ir::AccessOp(op), in);
         break;
+      case Exec::FragDecl:
+        in.fragment = op.fragment;
+        in.elements = op.fragment.elements_per_lane();
+        break;
+      case Exec::FragLoad:
+      case Exec::FragStore:
+        fragment_access(ir::FragAccessOp(op), in);
+        break;
+      case Exec::FragMma: {
+        const ir::FragMmaOp mma(op);
+        in.fragment = fragments_[mma.d()];
+        in.elements = in.fragment.elements_per_lane();
+        in.inner = fragments_[mma.a()].cols;
+        for (std::size_t i = 0; i < 3; ++i) in.args[i] = vectors_[op.args[i]].first_row;
+        break;
+      }
       case Exec::Evaluate:
       case Exec::VarStore:
       case Exec::Barrier:
@@ -180,10 +203,14 @@ class Compiler {
       vectors_[op.result] = {first, op.lanes};
       return first;
     }
-    if (op.kind == OpKind::RegsDecl) {  // the elements get rows of their own, read by regs.*
+    if (op.kind == OpKind::RegsDecl || op.kind == OpKind::FragDecl) {
+      // the elements get rows of their own, read by regs.* and frag.*
+      const auto elements = static_cast<std::uint32_t>(
+          op.kind == OpKind::RegsDecl ? op.ivalue : op.fragment.elements_per_lane());
       const std::uint32_t first = p_.rows;
-      p_.rows += static_cast<std::uint32_t>(op.ivalue);
-      vectors_[op.result] = {first, static_cast<std::uint32_t>(op.ivalue)};
+      p_.rows += elements;
+      vectors_[op.result] = {first, elements};
+      if (op.kind == OpKind::FragDecl) fragments_[op.result] = op.fragment;
       return first;
     }
     if (op.result != ir::kNoValue) return op.result;
@@ -216,6 +243,24 @@ class Compiler {
     }
   }
 
+  /// frag.load/store: the fragment's rows and shape, the tensor or allocation it accesses.
+  void fragment_access(ir::FragAccessOp<const ir::Op> access, Instr& in) {
+    const ir::Op& op = access.op();
+    in.fragment = fragments_[access.fragment()];
+    in.elements = in.fragment.elements_per_lane();
+    in.layout = access.layout();
+    in.args[1] = vectors_[access.fragment()].first_row;
+    if (access.is_shared()) {
+      in.buffer = op.shared;
+      in.on_shared = true;
+      return;
+    }
+    in.buffer = op.param;
+    in.on_output = ir::is_output(k_.params[op.param].kind);
+    TensorUse& use = p_.tensor_use[op.param];
+    (access.is_store() ? use.stored : use.loaded) = true;
+  }
+
   /// Where the lanes of a vector value live.
   /// The rows of a vector's lanes, or of a register array's elements.
   struct Vector {
@@ -227,6 +272,7 @@ class Compiler {
   Program p_;
   std::vector<DType> types_;
   std::vector<Vector> vectors_;  ///< by value id: lanes > 1 for a vector compiled so far
+  std::map<ir::ValueId, ir::FragmentShape> fragments_;  ///< the fragments declared so far
 };
 
 }  // namespace

@@ -28,6 +28,10 @@ enum class Exec : std::uint8_t {
   RegsDecl,      ///< regs: every element of the array takes the initial value
   RegsLoad,      ///< regs.load: the element at a bounds-checked index
   RegsStore,     ///< regs.store
+  FragDecl,      ///< frag: every element of the fragment takes the initial value
+  FragLoad,      ///< frag.load: a simdgroup reads its fragment's elements
+  FragStore,     ///< frag.store
+  FragMma,       ///< frag.mma: a simdgroup's d += a·b, exactly (docs/tensor-cores.md)
   Load,          ///< load, shared.load
   Store,         ///< store, shared.store
   Atomic,        ///< atomic.*
@@ -51,12 +55,17 @@ struct Instr {
   bool exact = false;          ///< op on the way into an index (arithmetic, cast, select,
                                ///< variable, loop counter): its value carries a wrap mark
   std::uint8_t lanes = 1;      ///< elements per access of a vector load or store
-  std::uint32_t elements = 0;  ///< regs.*: the register array's element count
+  std::uint32_t elements = 0;  ///< regs.*: the register array's element count; frag.*: a
+                               ///< lane's elements of the fragment (of d for frag.mma)
+  ir::FragmentShape fragment;  ///< frag, frag.load/store: the fragment's shape; frag.mma: d's
+  std::uint32_t inner = 0;     ///< frag.mma: K, the columns of a and the rows of b
+  ir::MatrixLayout layout = ir::MatrixLayout::RowMajor;  ///< frag.load/store
   std::uint32_t result = 0;    ///< value row written (a scratch row when the op has none); a
                                ///< vector load writes `lanes` rows from here, one per lane, and
                                ///< a register array owns `elements` rows from here
   std::uint32_t args[3] = {};  ///< value rows read; an extract reads its lane's row; regs.*
-                               ///< read the array's first row (its elements follow it)
+                               ///< read the array's first row (its elements follow it);
+                               ///< frag.* read each fragment's first row
   std::uint32_t lane_args =
       0;                       ///< vector store: its values' rows start at Program::lane_args[this]
   int buffer = -1;             ///< parameter index (tensor or constexpr) or shared index

@@ -73,6 +73,28 @@ SimError Reporter::misaligned(const Instr& in, std::uint32_t thread, std::string
                               in.lanes, thread_text(thread), where(in)));
 }
 
+SimError Reporter::fragment_not_uniform(const Instr& in, std::uint32_t first, std::uint32_t thread,
+                                        std::int64_t offset, std::int64_t stride) const {
+  return SimError(SimError::Kind::BadArgument,
+                  fmt::format("{}: {} of '{}' with offset {} and stride {} in {}, which differ "
+                              "from those of {} of the same simdgroup: a fragment is accessed by "
+                              "the whole simdgroup at one place {}",
+                              program_.kernel->name, ir::op_name(in.kind), buffer_of(in), offset,
+                              stride, thread_text(thread), thread_text(first), where(in)));
+}
+
+SimError Reporter::fragment_misaligned(const Instr& in, std::uint32_t first,
+                                       std::string_view buffer, std::int64_t offset,
+                                       std::int64_t stride) const {
+  return SimError(
+      SimError::Kind::BadArgument,
+      fmt::format("{}: misaligned {} of '{}' with offset {} and stride {}: a 16-bit "
+                  "A or B fragment is read from shared memory 8 elements (16 bytes) "
+                  "at a time, so both must be multiples of 8, by the simdgroup of {} {}",
+                  program_.kernel->name, ir::op_name(in.kind), buffer, offset, stride,
+                  thread_text(first), where(in)));
+}
+
 SimError Reporter::race(const Instr& in, std::uint32_t thread, Access access, const Conflict& first,
                         std::string_view alloc, std::uint32_t index, std::uint32_t count) const {
   return SimError(

@@ -47,6 +47,14 @@ class Reporter {
   /// A simd op reached by `here` but not by `missing`, of the same simdgroup.
   SimError divergent_simdgroup(const Instr& in, std::uint32_t active_lanes, std::uint32_t lanes,
                                std::uint32_t here, std::uint32_t missing) const;
+  /// A fragment access whose offset or stride differs between lanes of one simdgroup: lane
+  /// `first` of it has others than `thread` (`offset`, `stride`).
+  SimError fragment_not_uniform(const Instr& in, std::uint32_t first, std::uint32_t thread,
+                                std::int64_t offset, std::int64_t stride) const;
+  /// A frag.load of 16-bit A or B elements from shared memory whose offset or stride is not a
+  /// multiple of 8 elements (its rows of 8 are read 16 bytes at a time).
+  SimError fragment_misaligned(const Instr& in, std::uint32_t first, std::string_view buffer,
+                               std::int64_t offset, std::int64_t stride) const;
   SimError zero_step(const Instr& in, std::uint32_t thread, Slot start, Slot end) const;
   SimError runaway(const Instr& in, std::uint64_t budget, std::uint32_t thread, Slot i, Slot end,
                    Slot step) const;

@@ -1,0 +1,83 @@
+/// Tensor-core fragments: a matrix tile held in the registers of one simdgroup (32 lanes), with
+/// a role in a multiply-accumulate (A: M×K, B: K×N, accumulator: M×N) and a logical shape. Each
+/// lane owns rows·cols/32 elements; which ones is the lane map below, the same on every target
+/// that lowers fragments element by element (the simulator and CUDA: the layout of PTX
+/// `mma.m16n8k16`, tiled), so a fragment element always knows its (row, col).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace iron::ir {
+
+/// What a fragment is to a multiply-accumulate D += A·B.
+enum class FragmentRole : std::uint8_t { A, B, Acc };
+std::string_view fragment_role_name(FragmentRole r);
+std::optional<FragmentRole> parse_fragment_role(std::string_view name);
+
+/// How a matrix lies in memory: element (r, c) at offset + r·stride + c (row-major) or
+/// offset + c·stride + r (column-major: a B of [N, K], a linear layer's weight).
+enum class MatrixLayout : std::uint8_t { RowMajor, ColMajor };
+std::string_view matrix_layout_name(MatrixLayout l);
+std::optional<MatrixLayout> parse_matrix_layout(std::string_view name);
+
+/// The rows and columns of the hardware tile a fragment of each role is made of (m16n8k16):
+/// A 16×16, B 16×8 (k × n), accumulator 16×8.
+constexpr std::uint32_t tile_rows(FragmentRole) { return 16; }
+constexpr std::uint32_t tile_cols(FragmentRole r) { return r == FragmentRole::A ? 16 : 8; }
+/// Elements of one tile owned by each lane.
+constexpr std::uint32_t tile_elements_per_lane(FragmentRole r) {
+  return tile_rows(r) * tile_cols(r) / 32;
+}
+
+/// The most elements a lane may own in one fragment: beyond it registers run out.
+inline constexpr std::uint32_t kMaxFragmentElements = 128;
+
+/// A fragment's role and logical shape.
+struct FragmentShape {
+  FragmentRole role = FragmentRole::A;
+  std::uint32_t rows = 0;
+  std::uint32_t cols = 0;
+
+  /// Elements each of the 32 lanes owns.
+  constexpr std::uint32_t elements_per_lane() const { return rows * cols / 32; }
+  /// Whether the shape is a whole number of tiles of its role.
+  constexpr bool tiled() const {
+    return rows > 0 && cols > 0 && rows % tile_rows(role) == 0 && cols % tile_cols(role) == 0;
+  }
+  bool operator==(const FragmentShape&) const = default;
+};
+
+/// A logical position in a fragment.
+struct FragmentCoord {
+  std::uint32_t row = 0;
+  std::uint32_t col = 0;
+};
+
+/// Which element of fragment `s` lane `lane` (0–31) holds in its slot `slot`
+/// (0 … elements_per_lane − 1): tiles in row-major order, `tile_elements_per_lane` slots each,
+/// and within a tile the m16n8k16 layout (g = lane / 4, t = lane % 4):
+///   A:   slot e → row g + 8·((e >> 1) & 1), col 2t + (e & 1) + 8·(e >> 2)
+///   B:   slot e → row (k) 2t + (e & 1) + 8·(e >> 1), col (n) g
+///   Acc: slot e → row g + 8·(e >> 1), col 2t + (e & 1)
+constexpr FragmentCoord fragment_coord(const FragmentShape& s, std::uint32_t lane,
+                                       std::uint32_t slot) {
+  const std::uint32_t per_tile = tile_elements_per_lane(s.role);
+  const std::uint32_t tile = slot / per_tile, e = slot % per_tile;
+  const std::uint32_t tiles_across = s.cols / tile_cols(s.role);
+  const std::uint32_t row0 = tile / tiles_across * tile_rows(s.role);
+  const std::uint32_t col0 = tile % tiles_across * tile_cols(s.role);
+  const std::uint32_t g = lane / 4, t = lane % 4;
+  switch (s.role) {
+    case FragmentRole::A:
+      return {row0 + g + 8 * ((e >> 1) & 1), col0 + 2 * t + (e & 1) + 8 * (e >> 2)};
+    case FragmentRole::B:
+      return {row0 + 2 * t + (e & 1) + 8 * (e >> 1), col0 + g};
+    case FragmentRole::Acc:
+      return {row0 + g + 8 * (e >> 1), col0 + 2 * t + (e & 1)};
+  }
+  return {};
+}
+
+}  // namespace iron::ir

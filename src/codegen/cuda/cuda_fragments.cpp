@@ -1,0 +1,272 @@
+/// CUDA lowering of fragments (docs/tensor-cores.md): every strategy keeps the lane map of PTX
+/// `mma.m16n8k16` (iron/core/fragment.hpp), so loads, stores and element positions are one
+/// code; the strategies differ in the product only.
+#include "cuda_fragments.hpp"
+
+#include <fmt/format.h>
+
+#include "cuda_dialect.hpp"
+#include "iron/core/error.hpp"
+
+namespace iron::codegen::cuda {
+
+const std::vector<c_like::Helper>& fragment_helpers() {
+  static const std::vector<c_like::Helper> all = {
+      {"iron_frag",
+       {"iron_linear_thread"},
+       R"(// A fragment of ROLE 0 (A, M×K), 1 (B, K×N) or 2 (accumulator, M×N), R×C elements: each
+// lane of the warp owns R·C/32 of them in the layout of mma.m16n8k16, tile by tile (row-major
+// tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position.
+template <class T, int ROLE, int R, int C>
+struct iron_frag {
+  static constexpr int kTileCols = ROLE == 0 ? 16 : 8;
+  static constexpr int kPerTile = ROLE == 0 ? 8 : 4;
+  static constexpr int kElements = R * C / 32;
+  alignas(8) T x[kElements];
+  static __device__ __forceinline__ int row(int i, unsigned int lane) {
+    const int tile = i / kPerTile, e = i % kPerTile, r0 = tile / (C / kTileCols) * 16;
+    const int g = static_cast<int>(lane >> 2), t = static_cast<int>(lane & 3u);
+    return ROLE == 0 ? r0 + g + 8 * ((e >> 1) & 1)
+                     : (ROLE == 1 ? r0 + 2 * t + (e & 1) + 8 * (e >> 1) : r0 + g + 8 * (e >> 1));
+  }
+  static __device__ __forceinline__ int col(int i, unsigned int lane) {
+    const int tile = i / kPerTile, e = i % kPerTile, c0 = tile % (C / kTileCols) * kTileCols;
+    const int g = static_cast<int>(lane >> 2), t = static_cast<int>(lane & 3u);
+    return ROLE == 0 ? c0 + 2 * t + (e & 1) + 8 * (e >> 2)
+                     : (ROLE == 1 ? c0 + g : c0 + 2 * t + (e & 1));
+  }
+};
+
+// The element at (r, c) of the matrix at p + off: row-major p[off + r·ld + c] or column-major
+// p[off + c·ld + r].
+template <bool COL>
+__device__ __forceinline__ long long iron_frag_index(long long off, long long ld, int r, int c) {
+  return COL ? off + c * ld + r : off + r * ld + c;
+}
+)"},
+      {"iron_frag_fill",
+       {"iron_frag"},
+       R"(// Every element of f set to v.
+template <class T, int ROLE, int R, int C>
+__device__ __forceinline__ void iron_frag_fill(iron_frag<T, ROLE, R, C>& f, T v) {
+#pragma unroll
+  for (int i = 0; i < R * C / 32; ++i) f.x[i] = v;
+}
+)"},
+      {"iron_frag_load",
+       {"iron_frag"},
+       R"(// Each lane reads the elements it owns.
+template <bool COL, class T, int ROLE, int R, int C>
+__device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, const T* p,
+                                               long long off, long long ld) {
+  const unsigned int lane = iron_linear_thread() & 31u;
+#pragma unroll
+  for (int i = 0; i < R * C / 32; ++i) {
+    f.x[i] = p[iron_frag_index<COL>(off, ld, f.row(i, lane), f.col(i, lane))];
+  }
+}
+)"},
+      {"iron_frag_store",
+       {"iron_frag"},
+       R"(// Each lane writes the elements it owns.
+template <bool COL, class T, int ROLE, int R, int C>
+__device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
+                                                long long off, long long ld) {
+  const unsigned int lane = iron_linear_thread() & 31u;
+#pragma unroll
+  for (int i = 0; i < R * C / 32; ++i) {
+    p[iron_frag_index<COL>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+  }
+}
+)"},
+      {"iron_frag_load_shared",
+       {"iron_frag_load"},
+       R"(// Four (or two) 8×8 matrices of 16-bit elements from shared memory; lane l gives the
+// address of row l % 8 of matrix l / 8. TRANS transposes each matrix on the way.
+template <bool TRANS>
+__device__ __forceinline__ void iron_ldmatrix_x4(unsigned int* d, const void* row) {
+  const unsigned int a = static_cast<unsigned int>(__cvta_generic_to_shared(row));
+  if (TRANS) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a));
+  }
+}
+template <bool TRANS>
+__device__ __forceinline__ void iron_ldmatrix_x2(unsigned int* d, const void* row) {
+  const unsigned int a = static_cast<unsigned int>(__cvta_generic_to_shared(row));
+  if (TRANS) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(d[0]), "=r"(d[1]) : "r"(a));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(d[0]), "=r"(d[1]) : "r"(a));
+  }
+}
+
+// A or B fragment of 16-bit elements from shared memory by ldmatrix (offset and stride are
+// multiples of 8 elements, so every 8-element row is 16-byte aligned); accumulators and 32-bit
+// elements element by element. A takes one x4 per 16×16 tile; B one x4 per pair of 16×8 tiles
+// (x2 for an odd last one), transposed when B is row-major ([k, n]).
+template <bool COL, class T, int ROLE, int R, int C>
+__device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& f, const T* p,
+                                                      long long off, long long ld) {
+  if constexpr (sizeof(T) != 2 || ROLE == 2) {
+    iron_frag_load<COL>(f, p, off, ld);
+  } else {
+    const int lane = static_cast<int>(iron_linear_thread() & 31u);
+    const int m = lane >> 3, rr = lane & 7;
+    unsigned int* regs = reinterpret_cast<unsigned int*>(f.x);
+    if constexpr (ROLE == 0) {
+#pragma unroll
+      for (int tr = 0; tr < R / 16; ++tr) {
+#pragma unroll
+        for (int tc = 0; tc < C / 16; ++tc) {
+          const int r0 = tr * 16 + (m & 1) * 8, c0 = tc * 16 + (m >> 1) * 8;
+          const long long at = COL ? off + (c0 + rr) * ld + r0 : off + (r0 + rr) * ld + c0;
+          iron_ldmatrix_x4<COL>(regs + (tr * (C / 16) + tc) * 4, p + at);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int kt = 0; kt < R / 16; ++kt) {
+#pragma unroll
+        for (int nt = 0; nt + 1 < C / 8; nt += 2) {
+          const int n0 = (nt + (m >> 1)) * 8, k0 = kt * 16 + (m & 1) * 8;
+          const long long at = COL ? off + (n0 + rr) * ld + k0 : off + (k0 + rr) * ld + n0;
+          iron_ldmatrix_x4<!COL>(regs + (kt * (C / 8) + nt) * 2, p + at);
+        }
+        if constexpr ((C / 8) % 2 == 1) {
+          const int n0 = (C / 8 - 1) * 8, k0 = kt * 16 + (m & 1) * 8;
+          const long long at = COL ? off + (n0 + rr) * ld + k0 : off + (k0 + rr) * ld + n0;
+          iron_ldmatrix_x2<!COL>(regs + (kt * (C / 8) + C / 8 - 1) * 2, p + at);
+        }
+      }
+    }
+  }
+}
+)"},
+      {"iron_frag_mma_sync",
+       {"iron_frag"},
+       R"(// d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
+template <class T>
+struct iron_mma_is_bf16 {
+  static constexpr bool value = false;
+};
+template <>
+struct iron_mma_is_bf16<__nv_bfloat16> {
+  static constexpr bool value = true;
+};
+template <class T, int M, int N, int K>
+__device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
+                                                   const iron_frag<T, 0, M, K>& a,
+                                                   const iron_frag<T, 1, K, N>& b) {
+  const unsigned int* ar = reinterpret_cast<const unsigned int*>(a.x);
+  const unsigned int* br = reinterpret_cast<const unsigned int*>(b.x);
+#pragma unroll
+  for (int kt = 0; kt < K / 16; ++kt) {
+#pragma unroll
+    for (int mt = 0; mt < M / 16; ++mt) {
+#pragma unroll
+      for (int nt = 0; nt < N / 8; ++nt) {
+        const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
+        const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
+        float* c = d.x + (mt * (N / 8) + nt) * 4;
+        if constexpr (iron_mma_is_bf16<T>::value) {
+          asm volatile(
+              "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+              "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+              : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+              : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(y[0]), "r"(y[1]));
+        } else {
+          asm volatile(
+              "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+              "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+              : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+              : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(y[0]), "r"(y[1]));
+        }
+      }
+    }
+  }
+}
+)"},
+      {"iron_frag_mma_software",
+       {"iron_frag"},
+       R"(// d += a·b without tensor cores, on the same lane map: each lane gathers the A row and B
+// column elements of its outputs from their owners by shuffles; products are summed with fma
+// in increasing k, as the simulator does.
+template <class T, int M, int N, int K>
+__device__ __forceinline__ void iron_frag_mma_software(iron_frag<float, 2, M, N>& d,
+                                                       const iron_frag<T, 0, M, K>& a,
+                                                       const iron_frag<T, 1, K, N>& b) {
+  const unsigned int lane = iron_linear_thread() & 31u;
+  const int g = static_cast<int>(lane >> 2), t = static_cast<int>(lane & 3u);
+#pragma unroll
+  for (int kt = 0; kt < K / 16; ++kt) {
+#pragma unroll
+    for (int mt = 0; mt < M / 16; ++mt) {
+#pragma unroll
+      for (int nt = 0; nt < N / 8; ++nt) {
+        const T* x = a.x + (mt * (K / 16) + kt) * 8;
+        const T* y = b.x + (kt * (N / 8) + nt) * 4;
+        float* c = d.x + (mt * (N / 8) + nt) * 4;
+#pragma unroll
+        for (int k = 0; k < 16; ++k) {
+          const int owner = (k & 7) >> 1;
+          const float a0 = static_cast<float>(__shfl_sync(0xffffffffu, x[(k & 1) + 4 * (k >> 3)], g * 4 + owner));
+          const float a1 = static_cast<float>(__shfl_sync(0xffffffffu, x[(k & 1) + 2 + 4 * (k >> 3)], g * 4 + owner));
+          const float b0 = static_cast<float>(__shfl_sync(0xffffffffu, y[(k & 1) + 2 * (k >> 3)], (2 * t) * 4 + owner));
+          const float b1 = static_cast<float>(__shfl_sync(0xffffffffu, y[(k & 1) + 2 * (k >> 3)], (2 * t + 1) * 4 + owner));
+          c[0] = fmaf(a0, b0, c[0]);
+          c[1] = fmaf(a0, b1, c[1]);
+          c[2] = fmaf(a1, b0, c[2]);
+          c[3] = fmaf(a1, b1, c[3]);
+        }
+      }
+    }
+  }
+}
+)"},
+  };
+  return all;
+}
+
+namespace {
+
+int role_number(ir::FragmentRole r) { return static_cast<int>(r); }
+
+}  // namespace
+
+std::vector<std::string> CudaDialect::fragment_declaration(const std::string& name,
+                                                           const ir::FragmentShape& shape, DType t,
+                                                           const std::string& init,
+                                                           c_like::Needs& needs) const {
+  needs.helpers.insert("iron_frag_fill");
+  return {fmt::format("iron_frag<{}, {}, {}, {}> {};", type(t), role_number(shape.role), shape.rows,
+                      shape.cols, name),
+          fmt::format("iron_frag_fill({}, {});", name, init)};
+}
+
+std::string CudaDialect::fragment_access(const c_like::FragmentAccess& f,
+                                         c_like::Needs& needs) const {
+  const bool col = f.layout == ir::MatrixLayout::ColMajor;
+  std::string helper = f.store ? "iron_frag_store" : "iron_frag_load";
+  if (!f.store && f.space == c_like::Space::Shared && mma_ == MmaStrategy::MmaSync) {
+    helper = "iron_frag_load_shared";
+  }
+  needs.helpers.insert(helper);
+  return fmt::format("{}<{}>({}, {}, {}, {});", helper, col ? "true" : "false", f.fragment, f.base,
+                     f.offset, f.stride);
+}
+
+std::string CudaDialect::fragment_product(const c_like::FragmentProduct& p,
+                                          c_like::Needs& needs) const {
+  const bool tensor_cores = mma_ == MmaStrategy::MmaSync && p.input != DType::F32;
+  const std::string helper = tensor_cores ? "iron_frag_mma_sync" : "iron_frag_mma_software";
+  needs.helpers.insert(helper);
+  return fmt::format("{}({}, {}, {});", helper, p.d, p.a, p.b);
+}
+
+}  // namespace iron::codegen::cuda

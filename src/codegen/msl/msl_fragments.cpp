@@ -1,0 +1,102 @@
+/// MSL lowering of fragments (docs/tensor-cores.md): a fragment is a grid of
+/// `simdgroup_matrix<T, 8, 8>` tiles; loads, stores and the product are Metal's simdgroup
+/// matrix functions, which own the lane map (Metal does not document it, and no fragment op
+/// exposes it).
+#include "msl_fragments.hpp"
+
+#include <fmt/format.h>
+
+#include "msl_dialect.hpp"
+
+namespace iron::codegen::msl {
+
+const std::vector<c_like::Helper>& fragment_helpers() {
+  static const std::vector<c_like::Helper> all = {
+      {"iron_frag",
+       {},
+       R"(// An R×C fragment as (R/8)×(C/8) simdgroup matrices, shared by the simdgroup's lanes.
+template <class T, int R, int C>
+struct iron_frag {
+  simdgroup_matrix<T, 8, 8> m[R / 8][C / 8];
+};
+)"},
+      {"iron_frag_fill",
+       {"iron_frag"},
+       R"(// Every element of f set to v.
+template <class T, int R, int C>
+void iron_frag_fill(thread iron_frag<T, R, C>& f, T v) {
+  for (int i = 0; i < R / 8; ++i) {
+    for (int j = 0; j < C / 8; ++j) f.m[i][j] = make_filled_simdgroup_matrix<T, 8, 8>(v);
+  }
+}
+)"},
+      {"iron_frag_load",
+       {"iron_frag"},
+       R"(// Element (r, c) from p[off + r·ld + c] (row-major) or p[off + c·ld + r] (COL).
+template <bool COL, class T, int R, int C, class P>
+void iron_frag_load(thread iron_frag<T, R, C>& f, P p, long off, long ld) {
+  for (int i = 0; i < R / 8; ++i) {
+    for (int j = 0; j < C / 8; ++j) {
+      const long at = COL ? off + j * 8 * ld + i * 8 : off + i * 8 * ld + j * 8;
+      simdgroup_load(f.m[i][j], p + at, ulong(ld), ulong2(0, 0), COL);
+    }
+  }
+}
+)"},
+      {"iron_frag_store",
+       {"iron_frag"},
+       R"(// Element (r, c) to p[off + r·ld + c] (row-major) or p[off + c·ld + r] (COL).
+template <bool COL, class T, int R, int C, class P>
+void iron_frag_store(thread const iron_frag<T, R, C>& f, P p, long off, long ld) {
+  for (int i = 0; i < R / 8; ++i) {
+    for (int j = 0; j < C / 8; ++j) {
+      const long at = COL ? off + j * 8 * ld + i * 8 : off + i * 8 * ld + j * 8;
+      simdgroup_store(f.m[i][j], p + at, ulong(ld), ulong2(0, 0), COL);
+    }
+  }
+}
+)"},
+      {"iron_frag_mma",
+       {"iron_frag"},
+       R"(// d += a·b, 8×8×8 products, k outermost.
+template <class T, int M, int N, int K>
+void iron_frag_mma(thread iron_frag<float, M, N>& d, thread const iron_frag<T, M, K>& a,
+                   thread const iron_frag<T, K, N>& b) {
+  for (int k = 0; k < K / 8; ++k) {
+    for (int i = 0; i < M / 8; ++i) {
+      for (int j = 0; j < N / 8; ++j) {
+        simdgroup_multiply_accumulate(d.m[i][j], a.m[i][k], b.m[k][j], d.m[i][j]);
+      }
+    }
+  }
+}
+)"},
+  };
+  return all;
+}
+
+std::vector<std::string> MslDialect::fragment_declaration(const std::string& name,
+                                                          const ir::FragmentShape& shape, DType t,
+                                                          const std::string& init,
+                                                          c_like::Needs& needs) const {
+  needs.helpers.insert("iron_frag_fill");
+  return {fmt::format("iron_frag<{}, {}, {}> {};", type(t), shape.rows, shape.cols, name),
+          fmt::format("iron_frag_fill({}, {}({}));", name, type(t), init)};
+}
+
+std::string MslDialect::fragment_access(const c_like::FragmentAccess& f,
+                                        c_like::Needs& needs) const {
+  const std::string helper = f.store ? "iron_frag_store" : "iron_frag_load";
+  needs.helpers.insert(helper);
+  return fmt::format("{}<{}>({}, {}, long({}), long({}));", helper,
+                     f.layout == ir::MatrixLayout::ColMajor ? "true" : "false", f.fragment, f.base,
+                     f.offset, f.stride);
+}
+
+std::string MslDialect::fragment_product(const c_like::FragmentProduct& p,
+                                         c_like::Needs& needs) const {
+  needs.helpers.insert("iron_frag_mma");
+  return fmt::format("iron_frag_mma({}, {}, {});", p.d, p.a, p.b);
+}
+
+}  // namespace iron::codegen::msl
