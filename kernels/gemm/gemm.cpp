@@ -12,11 +12,13 @@
 ///
 /// ## How it runs
 /// A group of 128 threads (4 simdgroups) computes a 128×64 tile of `out`. For each step of kBK
-/// columns of `a`, the group copies the a and b tiles to shared memory (zeros past the edges,
-/// 16-byte copies when k (and n for [k, n]) are multiples of 8), then each simdgroup multiplies
-/// its 64×32 part with fragments. The accumulators go through shared memory on the way out, half
-/// the tile at a time (31 KB of shared memory in all, under Metal's 32 KB), so the edges and the
-/// scale are plain code.
+/// columns of `a`, the group copies the a and b tiles to shared memory (zeros past the edges),
+/// then each simdgroup multiplies
+/// its 64×32 part with fragments. When the rows of `a` and `b` are whole 16-byte chunks (k, and
+/// n for [k, n], multiples of 8), the copies are 16 bytes wide and the next step's tiles are
+/// read into registers while this step's are multiplied. Each lane then scales and writes the
+/// accumulator elements it holds (the fragment gives each one's row and column), skipping those
+/// past the edges.
 ///
 /// ## Layout
 /// - `a [m, k]` T
@@ -26,6 +28,7 @@
 /// ## Dispatch
 /// Tiled: a grid of ceil(n / 64) × ceil(m / 128) groups of exactly 128 threads.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iron/iron.hpp>
 
@@ -54,40 +57,76 @@ constexpr std::uint32_t pad() {
 }
 constexpr std::uint32_t kChunk = 8;  // elements per 16-byte copy of f16/bf16 (two of f32)
 
+/// One operand's tile of `rows` × `cols` elements of a row-major matrix (`height` × `width`),
+/// staged in the registers of the group's kThreads threads, 8 consecutive elements (16 bytes of
+/// f16/bf16) per chunk, so that the next step's tile is read from memory while this one's is
+/// multiplied. Needs width % 8 == 0: a chunk is then in or out of the matrix as a whole.
+template <class T, std::uint32_t Rows, std::uint32_t Cols>
+class StagedTile {
+  static constexpr std::uint32_t kChunks = Rows * Cols / kChunk / kThreads;  // per thread
+  static_assert(Rows * Cols % (kChunk * kThreads) == 0, "whole chunks per thread");
+
+ public:
+  StagedTile() : regs_(0.0f) {}
+
+  /// Reads rows [row0, row0 + Rows) × columns [col0, col0 + Cols), zeros outside the matrix.
+  void fetch(const Tensor<T>& src, const Expr<u32>& height, const Expr<u32>& width,
+             const Expr<u32>& row0, const Expr<u32>& col0) {
+    for (std::uint32_t j = 0; j < kChunks; ++j) {
+      auto v = thread_id<0>() + j * kThreads;
+      auto r = row0 + v / (Cols / kChunk);
+      auto c = col0 + v % (Cols / kChunk) * kChunk;
+      IRON_IF(r < height && c < width) {
+        auto at = r * width + c;
+        if constexpr (lane_bytes<T>() == 2) {
+          const auto x = load_lanes<kChunk>(src[at]);
+          for (std::uint32_t e = 0; e < kChunk; ++e) regs_[j * kChunk + e] = x[e];
+        } else {
+          for (std::uint32_t half = 0; half < 2; ++half) {
+            const auto x = load_lanes<4>(src[at + half * 4]);
+            for (std::uint32_t e = 0; e < 4; ++e) regs_[j * kChunk + half * 4 + e] = x[e];
+          }
+        }
+      }
+      IRON_ELSE {
+        for (std::uint32_t e = 0; e < kChunk; ++e) regs_[j * kChunk + e] = 0.0f;
+      }
+    }
+  }
+
+  /// Writes the fetched tile to `tile`, rows `pitch` elements apart.
+  void put(const Shared<T>& tile, std::uint32_t pitch) const {
+    for (std::uint32_t j = 0; j < kChunks; ++j) {
+      auto v = thread_id<0>() + j * kThreads;
+      auto at = v / (Cols / kChunk) * pitch + v % (Cols / kChunk) * kChunk;
+      constexpr std::uint32_t kLanes = lane_bytes<T>() == 2 ? kChunk : 4;
+      for (std::uint32_t part = 0; part < kChunk / kLanes; ++part) {
+        std::array<Expr<T>, kLanes> x;
+        for (std::uint32_t e = 0; e < kLanes; ++e)
+          x[e] = regs_[j * kChunk + part * kLanes + e].get();
+        store_lanes(tile[at + part * kLanes], x);
+      }
+    }
+  }
+
+ private:
+  Regs<T, kChunks * kChunk> regs_;
+};
+
 /// Copies rows [row0, row0 + rows) × columns [col0, col0 + cols) of the row-major matrix `src`
-/// (`height` × `width`) to `tile` (pitch `pitch`), zeros outside the matrix.
+/// (`height` × `width`) to `tile` (pitch `pitch`) element by element, zeros outside the matrix:
+/// the path for any width.
 template <class T>
 void copy_tile(const Tensor<T>& src, const Expr<u32>& height, const Expr<u32>& width,
                const Shared<T>& tile, std::uint32_t pitch, const Expr<u32>& row0,
                const Expr<u32>& col0, std::uint32_t rows, std::uint32_t cols) {
-  const std::uint32_t chunks = rows * cols / kChunk;
-  IRON_IF(width % kChunk == 0u) {  // every chunk is in or out of the matrix as a whole
-    for (auto v : range(thread_id<0>(), chunks, group_size<0>())) {
-      auto r = v / (cols / kChunk);
-      auto c = v % (cols / kChunk) * kChunk;
-      auto at = (row0 + r) * width + col0 + c;
-      IRON_IF(row0 + r < height && col0 + c < width) {
-        if constexpr (lane_bytes<T>() == 2) {
-          store_lanes(tile[r * pitch + c], load_lanes<kChunk>(src[at]));
-        } else {
-          store_lanes(tile[r * pitch + c], load_lanes<4>(src[at]));
-          store_lanes(tile[r * pitch + c + 4], load_lanes<4>(src[at + 4]));
-        }
-      }
-      IRON_ELSE {
-        for (std::uint32_t e = 0; e < kChunk; ++e) store(tile[r * pitch + c + e], 0.0f);
-      }
+  for (auto v : range(thread_id<0>(), rows * cols, group_size<0>())) {
+    auto r = v / cols;
+    auto c = v % cols;
+    IRON_IF(row0 + r < height && col0 + c < width) {
+      store(tile[r * pitch + c], load(src[(row0 + r) * width + col0 + c]));
     }
-  }
-  IRON_ELSE {
-    for (auto v : range(thread_id<0>(), rows * cols, group_size<0>())) {
-      auto r = v / cols;
-      auto c = v % cols;
-      IRON_IF(row0 + r < height && col0 + c < width) {
-        store(tile[r * pitch + c], load(src[(row0 + r) * width + col0 + c]));
-      }
-      IRON_ELSE { store(tile[r * pitch + c], 0.0f); }
-    }
+    IRON_ELSE { store(tile[r * pitch + c], 0.0f); }
   }
 }
 
@@ -109,7 +148,6 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
 
   auto tile_a = shared<T>(kBM * kPitchA);
   auto tile_b = shared<T>(kb_rows ? kBK * kPitchB : kBN * kPitchB);
-  auto staged = shared<f32>(kWM * kBN);
   auto row0 = program_id<1>() * kBM;
   auto col0 = program_id<0>() * kBN;
   auto warp = simdgroup_id();
@@ -119,14 +157,8 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
   FragAcc<kWM, kWN> acc;
   FragA<T, kWM, 16> fa;
   FragB<T, 16, kWN> fb;
-  for (auto p0 : range(0u, k, kBK)) {
-    copy_tile<T>(a, m, k, tile_a, kPitchA, row0, p0, kBM, kBK);
-    if constexpr (kb_rows) {
-      copy_tile<T>(b, k, n, tile_b, kPitchB, p0, col0, kBK, kBN);
-    } else {
-      copy_tile<T>(b, n, k, tile_b, kPitchB, col0, p0, kBN, kBK);
-    }
-    barrier();
+  // Multiplies the tiles in shared memory into each simdgroup's part of the accumulator.
+  const auto multiply = [&] {
     for (std::uint32_t kk = 0; kk < kBK; kk += 16) {
       fa.load(tile_a, warp_row * kPitchA + kk, kPitchA);
       if constexpr (kb_rows) {
@@ -136,18 +168,48 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
       }
       mma(acc, fa, fb);
     }
-    barrier();
-  }
-  // Half the tile at a time goes through shared memory: the rows of one pair of simdgroups.
-  for (std::uint32_t half = 0; half < kBM / kWM; ++half) {
-    IRON_IF(warp_row == half * kWM) { acc.store(staged, warp_col, kBN); }
-    barrier();
-    for (auto v : range(thread_id<0>(), kWM * kBN, group_size<0>())) {
-      auto r = row0 + half * kWM + v / kBN;
-      auto c = col0 + v % kBN;
-      IRON_IF(r < m && c < n) { store(out[r * n + c], cast<T>(load(staged[v]) * alpha)); }
+  };
+  auto b_width = kb_rows ? Expr<u32>(n) : Expr<u32>(k);
+  IRON_IF(k % kChunk == 0u && b_width % kChunk == 0u) {
+    // Whole chunks: the next step's tiles are fetched into registers during this step's products.
+    StagedTile<T, kBM, kBK> next_a;
+    StagedTile<T, kb_rows ? kBK : kBN, kb_rows ? kBN : kBK> next_b;
+    const auto fetch = [&](const Expr<u32>& p0) {
+      next_a.fetch(a, m, k, row0, p0);
+      if constexpr (kb_rows) {
+        next_b.fetch(b, k, n, p0, col0);
+      } else {
+        next_b.fetch(b, n, k, col0, p0);
+      }
+    };
+    fetch(Expr<u32>(0u));
+    for (auto p0 : range(0u, k, kBK)) {
+      barrier();  // every simdgroup is done with the previous tiles
+      next_a.put(tile_a, kPitchA);
+      next_b.put(tile_b, kPitchB);
+      barrier();
+      IRON_IF(p0 + kBK < k) { fetch(p0 + kBK); }
+      multiply();
     }
-    barrier();
+  }
+  IRON_ELSE {
+    for (auto p0 : range(0u, k, kBK)) {
+      copy_tile<T>(a, m, k, tile_a, kPitchA, row0, p0, kBM, kBK);
+      if constexpr (kb_rows) {
+        copy_tile<T>(b, k, n, tile_b, kPitchB, p0, col0, kBK, kBN);
+      } else {
+        copy_tile<T>(b, n, k, tile_b, kPitchB, col0, p0, kBN, kBK);
+      }
+      barrier();
+      multiply();
+      barrier();
+    }
+  }
+  // Each lane writes the elements it holds, where they fall inside out.
+  for (std::uint32_t slot = 0; slot < FragAcc<kWM, kWN>::elements; ++slot) {
+    auto r = row0 + warp_row + acc.row(slot);
+    auto c = col0 + warp_col + acc.col(slot);
+    IRON_IF(r < m && c < n) { store(out[r * n + c], cast<T>(acc.get(slot) * alpha)); }
   }
 }
 IRON_KERNEL_VARIANT(iron_gemm, kn, MatrixLayout::RowMajor);

@@ -55,6 +55,7 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types) {
     case TypeRule::FragmentDecl:
     case TypeRule::FragmentAccess:
     case TypeRule::FragmentMultiply:
+    case TypeRule::FragmentElement:
       return false;
   }
   return false;

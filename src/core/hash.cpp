@@ -138,6 +138,10 @@ class Hasher {
         u64(op.fragment.rows);
         u64(op.fragment.cols);
         return;
+      case OpAttributes::FragmentSlot:
+        u64(static_cast<std::uint64_t>(op.ivalue));
+        u64(op.axis);
+        return;
       case OpAttributes::FragmentMemory:
         target(op);
         u64(static_cast<std::uint64_t>(op.layout));

@@ -115,6 +115,16 @@ class TypeCheck {
       case TypeRule::FragmentMultiply:
         fragment_multiply();
         break;
+      case TypeRule::FragmentElement:
+        if (op_.kind == OpKind::FragCoord) {
+          if (op_.type != DType::U32) fail("a coordinate is a u32, not {}", dtype_name(op_.type));
+          if (op_.axis > 1) fail("axis {} is neither the row (0) nor the column (1)", op_.axis);
+        } else if (op_.kind == OpKind::FragSet) {
+          same({t_[0], t_[1], op_.type});
+        } else {
+          same({t_[0], op_.type});
+        }
+        break;
     }
     return std::move(problems_);
   }

@@ -520,6 +520,9 @@ class Parser {
       case OpAttributes::FragmentMemory:
         fragment_access(c, op);
         break;
+      case OpAttributes::FragmentSlot:
+        fragment_slot(c, op);
+        break;
     }
     if (op.kind != OpKind::Barrier) c.op_type_suffix(op);
     if (op.kind == OpKind::Const) constant(c, op, literal);
@@ -605,6 +608,24 @@ class Parser {
     op.fragment.rows = c.integer<std::uint32_t>("the fragment's rows");
     c.punct(',', "before the fragment's columns");
     op.fragment.cols = c.integer<std::uint32_t>("the fragment's columns");
+  }
+
+  /// `%fragment(, %value), SLOT`, and for frag.coord `, row` or `, col`.
+  static void fragment_slot(Cursor& c, Op& op) {
+    op.args.push_back(c.value("the fragment"));
+    c.punct(',', "before the slot or value");
+    if (op.kind == OpKind::FragSet) {
+      op.args.push_back(c.value("the stored value"));
+      c.punct(',', "before the slot");
+    }
+    op.ivalue = c.integer<std::int64_t>("the slot");
+    if (op.kind != OpKind::FragCoord) return;
+    c.punct(',', "before row or col");
+    const std::string_view axis = c.word("row or col");
+    if (axis != "row" && axis != "col") {
+      c.fail_here(fmt::format("expected row or col, found '{}'", axis));
+    }
+    op.axis = axis == "col" ? 1 : 0;
   }
 
   /// `TARGET[%offset], %fragment, %stride, LAYOUT`.

@@ -37,6 +37,7 @@ Storage storage_operand(OpKind k, std::size_t i) {
   if (k == OpKind::FragMma || ((k == OpKind::FragLoad || k == OpKind::FragStore) && i == 1)) {
     return Storage::Fragment;
   }
+  if (op_info(k).types == TypeRule::FragmentElement && i == 0) return Storage::Fragment;
   if (i != 0) return Storage::Value;
   if (k == OpKind::VarLoad || k == OpKind::VarStore) return Storage::Var;
   return k == OpKind::RegsLoad || k == OpKind::RegsStore ? Storage::Regs : Storage::Value;
@@ -211,7 +212,8 @@ class Verifier {
     bool writes_output = false;
     walk(k_.body, [&](const Op& op) {
       group_ops |= is_group_op(op);
-      const bool writes = op_info(op.kind).has(kWritesMemory);
+      // a frag.load writes its fragment, not the tensor it reads
+      const bool writes = op_info(op.kind).has(kWritesMemory) && op.kind != OpKind::FragLoad;
       writes_output |= writes && param(op) != nullptr && is_output(param(op)->kind);
     });
     if (!writes_output) report(k_.loc, "writes no output");
@@ -361,6 +363,15 @@ class Verifier {
     }
   }
 
+  /// frag.get/set/coord: a slot the fragment has in each lane.
+  void check_fragment_slot(const Op& op) {
+    const FragmentShape& f = values_[op.args[0]].fragment;
+    if (op.ivalue < 0 || op.ivalue >= f.elements_per_lane()) {
+      report(op.loc, fmt::format("{} of slot {} of %{}, whose lanes hold {} elements each",
+                                 op_name(op.kind), op.ivalue, op.args[0], f.elements_per_lane()));
+    }
+  }
+
   /// The operands' types, or nullopt when one of them is not visible here (reported).
   std::optional<std::vector<DType>> operand_types(const Op& op) {
     std::vector<DType> types;
@@ -393,6 +404,7 @@ class Verifier {
     }
     if (!known) return std::nullopt;
     if (op.kind == OpKind::FragMma) check_fragment_product(op);
+    if (op_info(op.kind).types == TypeRule::FragmentElement) check_fragment_slot(op);
     return types;
   }
 

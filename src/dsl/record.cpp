@@ -94,6 +94,25 @@ void record_frag_mma(ir::ValueId d, ir::ValueId a, ir::ValueId b) {
   Tracer::current().record(ir::OpKind::FragMma, DType::F32, {d, a, b});
 }
 
+ir::ValueId record_frag_get(ir::ValueId fragment, std::uint32_t slot, DType type) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::FragGet, type, {fragment});
+  op.ivalue = slot;
+  return op.result;
+}
+
+void record_frag_set(ir::ValueId fragment, std::uint32_t slot, ir::ValueId value) {
+  Tracer& t = Tracer::current();
+  ir::Op& op = t.record(ir::OpKind::FragSet, t.type_of(value), {fragment, value});
+  op.ivalue = slot;
+}
+
+ir::ValueId record_frag_coord(ir::ValueId fragment, std::uint32_t slot, bool column) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::FragCoord, DType::U32, {fragment});
+  op.ivalue = slot;
+  op.axis = column ? 1 : 0;
+  return op.result;
+}
+
 ir::ValueId record_regs_load(ir::ValueId array, ir::ValueId index, DType type) {
   return Tracer::current().record(ir::OpKind::RegsLoad, type, {array, index}).result;
 }

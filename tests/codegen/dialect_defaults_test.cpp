@@ -44,6 +44,14 @@ class MinimalDialect final : public c_like::Dialect {
   }
   std::string fragment_access(const c_like::FragmentAccess&, Needs&) const override { return ""; }
   std::string fragment_product(const c_like::FragmentProduct&, Needs&) const override { return ""; }
+  std::string fragment_element(const std::string&, const ir::FragmentShape&, DType,
+                               std::uint32_t) const override {
+    return "";
+  }
+  std::string fragment_coord(const std::string&, const ir::FragmentShape&, std::uint32_t, bool,
+                             Needs&) const override {
+    return "";
+  }
   std::string vector_type(DType t, int, Needs&) const override { return type(t); }
   std::string vector_load(const Access& a, Needs&) const override { return a.base; }
   std::vector<std::string> vector_store(const Access&, const std::vector<std::string>&,

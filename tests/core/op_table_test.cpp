@@ -160,14 +160,19 @@ class RowCheck {
                "a fragment is not declared from an initial value");
         break;
       case TypeRule::FragmentAccess:
-        expect(op_.operands == 3 && op_.result == ResultRule::Forbidden && is(kConvergent) &&
-                   is(kEffect) && (is(kReadsMemory) != is(kWritesMemory)),
+        expect(op_.operands == 3 && op_.result == ResultRule::Forbidden &&
+                   op_.traits == kFragmentUpdate,
                "a fragment access is not a simdgroup's load or store of (offset, fragment, "
                "stride)");
         break;
       case TypeRule::FragmentMultiply:
-        expect(op_.operands == 3 && op_.result == ResultRule::Forbidden && is(kConvergent),
+        expect(op_.operands == 3 && op_.result == ResultRule::Forbidden &&
+                   op_.traits == kFragmentUpdate,
                "a fragment product does not update d from a and b across the simdgroup");
+        break;
+      case TypeRule::FragmentElement:
+        expect(op_.blocks == 0 && op_.operands == (is(kWritesMemory) ? 2 : 1),
+               "a fragment element op does not take a fragment (and, to set it, a value)");
         break;
       case TypeRule::Condition:
         expect(op_.operands == 1 && op_.blocks == 2,
@@ -256,6 +261,7 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
       {OpAttributes::Count, {"regs"}},
       {OpAttributes::Fragment, {"frag"}},
       {OpAttributes::FragmentMemory, {"frag.load", "frag.store"}},
+      {OpAttributes::FragmentSlot, {"frag.get", "frag.set", "frag.coord"}},
   };
   EXPECT_EQ(held, expected);
 }

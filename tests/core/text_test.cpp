@@ -34,7 +34,7 @@ constexpr std::string_view kEveryOp =
   rule exactly n/4
   rule exactly n
   rule power_of_two
-  values 104
+  values 107
 {
   %0 = builtin global_id.x : u32  ; kernels/test/every-op_v2.cpp:12
   %1 = builtin thread_id.y : u32
@@ -82,6 +82,10 @@ constexpr std::string_view kEveryOp =
   frag.load inp[%20], %103, %11, col : f16
   frag.mma %101, %102, %103 : f32
   frag.store @shm0[%20], %101, %11, row : f32
+  %104 = frag.get %101, 3 : f32
+  frag.set %101, %104, 2 : f32
+  %105 = frag.coord %101, 1, row : u32
+  %106 = frag.coord %102, 7, col : u32
   %33 = abs %9 : f32
   %34 = recip %9 : f32
   %35 = floor %9 : f32

@@ -417,6 +417,9 @@ namespace detail {
     case OpKind::FragLoad:
     case OpKind::FragStore:
     case OpKind::FragMma:
+    case OpKind::FragGet:
+    case OpKind::FragSet:
+    case OpKind::FragCoord:
       break;
   }
   IRON_INTERNAL_ERROR("evaluate() of an op that is not lane-wise arithmetic");

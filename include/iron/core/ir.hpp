@@ -70,7 +70,9 @@ struct Block {
 ///   FragDecl: result = a fragment of `fragment` (role, rows × cols) of element type `type`, one
 ///   per simdgroup, every element starting at args=[init]. FragLoad/FragStore: param or shared,
 ///   args=[offset, fragment, stride], `layout`: element (r, c) at offset + r·stride + c
-///   (row-major) or offset + c·stride + r. FragMma: args=[d, a, b], d += a·b.
+///   (row-major) or offset + c·stride + r. FragMma: args=[d, a, b], d += a·b. FragGet/FragSet:
+///   args=[fragment(, value)], ivalue = the lane's slot (fragment.hpp's lane map). FragCoord:
+///   args=[fragment], ivalue = slot, axis 0 (its row) or 1 (its column), a u32.
 ///   For: args=[start, end, step], result = induction value, blocks=[body]; runs while i < end.
 ///   If: args=[cond], blocks=[then, else].
 struct Op {

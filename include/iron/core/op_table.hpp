@@ -50,6 +50,8 @@ enum class TypeRule : std::uint8_t {
   FragmentDecl,      ///< frag: an initial value of the element type; a tiled role and shape
   FragmentAccess,    ///< frag.load/store: integer offset and stride; element of the fragment's type
   FragmentMultiply,  ///< frag.mma: an f32 accumulator and A, B fragments of one type that fit it
+  FragmentElement,   ///< frag.get/set: a fragment and a slot it has; value and result of its type;
+                     ///< frag.coord: a u32 row or column
 };
 
 /// The most elements one register array (`regs`) may hold: beyond it, registers run out and
@@ -66,6 +68,11 @@ enum OpTrait : std::uint8_t {
   kCommutative = 1u << 5,   ///< its two operands may be swapped
   kApproximate = 1u << 6,   ///< its function within a stated error bound, by a fast instruction
 };
+
+/// frag.load, frag.store and frag.mma: a simdgroup reads and writes fragments (which, like
+/// variables, count as memory) and tensors or shared memory, all its lanes together.
+inline constexpr std::uint8_t kFragmentUpdate =
+    kEffect | kReadsMemory | kWritesMemory | kConvergent;
 
 // clang-format off
 // X(Enum, "text name", Class, operands, blocks, Result, TypeRule, traits, "C math function")
@@ -152,9 +159,12 @@ enum OpTrait : std::uint8_t {
   X(RegsLoad,               "regs.load",                 Other,   2, 0, Required,  RegisterAccess,   kReadsMemory, "")                           \
   X(RegsStore,              "regs.store",                Other,   3, 0, Forbidden, RegisterAccess,   kEffect | kWritesMemory, "")                \
   X(FragDecl,               "frag",                      Other,   1, 0, Required,  FragmentDecl,     0, "")                                      \
-  X(FragLoad,               "frag.load",                 Other,   3, 0, Forbidden, FragmentAccess,   kEffect | kReadsMemory | kConvergent, "")   \
-  X(FragStore,              "frag.store",                Other,   3, 0, Forbidden, FragmentAccess,   kEffect | kWritesMemory | kConvergent, "")  \
-  X(FragMma,                "frag.mma",                  Other,   3, 0, Forbidden, FragmentMultiply, kEffect | kConvergent, "")
+  X(FragLoad,               "frag.load",                 Other,   3, 0, Forbidden, FragmentAccess,   kFragmentUpdate, "")                        \
+  X(FragStore,              "frag.store",                Other,   3, 0, Forbidden, FragmentAccess,   kFragmentUpdate, "")                        \
+  X(FragMma,                "frag.mma",                  Other,   3, 0, Forbidden, FragmentMultiply, kFragmentUpdate, "")                        \
+  X(FragGet,                "frag.get",                  Other,   1, 0, Required,  FragmentElement,  kReadsMemory, "")                           \
+  X(FragSet,                "frag.set",                  Other,   2, 0, Forbidden, FragmentElement,  kEffect | kWritesMemory, "")                \
+  X(FragCoord,              "frag.coord",                Other,   1, 0, Required,  FragmentElement,  kPure, "")
 // clang-format on
 
 enum class OpKind : std::uint8_t {
@@ -238,6 +248,7 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
     case TypeRule::FragmentDecl:
     case TypeRule::FragmentAccess:
     case TypeRule::FragmentMultiply:
+    case TypeRule::FragmentElement:
       return true;
   }
   return false;
@@ -261,6 +272,7 @@ enum class OpAttributes : std::uint8_t {
   Count,           ///< the element count of a register array (ivalue)
   Fragment,        ///< a fragment's role and shape (fragment)
   FragmentMemory,  ///< a tensor parameter (param) or shared allocation (shared), and a layout
+  FragmentSlot,    ///< a lane's slot of a fragment (ivalue); frag.coord: and row or col (axis)
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -287,6 +299,8 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return OpAttributes::Fragment;
     case TypeRule::FragmentAccess:
       return OpAttributes::FragmentMemory;
+    case TypeRule::FragmentElement:
+      return OpAttributes::FragmentSlot;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:
     case TypeRule::Integer:

@@ -144,6 +144,19 @@ class FragMmaOp : public OpView<O> {
   typename OpView<O>::Id& b() const { return this->arg(2); }
 };
 
+/// frag.get, frag.set, frag.coord: slot `slot()` of the calling lane in `fragment()`.
+template <class O>
+class FragSlotOp : public OpView<O> {
+ public:
+  explicit FragSlotOp(O& op) : OpView<O>(op, op_info(op.kind).types == TypeRule::FragmentElement) {}
+  typename OpView<O>::Id& fragment() const { return this->arg(0); }
+  /// frag.set: the value stored.
+  typename OpView<O>::Id& value() const { return this->arg(1); }
+  std::uint32_t slot() const { return static_cast<std::uint32_t>(this->op().ivalue); }
+  /// frag.coord: whether it gives the column (else the row).
+  bool column() const { return this->op().axis == 1; }
+};
+
 /// A simd shuffle or broadcast: `value` moved across lanes by `lane` (a lane, mask or delta).
 template <class O>
 class SimdMoveOp : public OpView<O> {

@@ -15,10 +15,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "iron/core/fragment.hpp"
 #include "iron/dsl/expr.hpp"
 #include "iron/dsl/memory.hpp"
+#include "iron/dsl/tracer.hpp"
 
 namespace iron::dsl {
 
@@ -32,6 +34,9 @@ ir::ValueId record_frag_decl(ir::ValueId init, DType type, const ir::FragmentSha
 void record_frag_access(bool store, int param, int shared, ir::ValueId fragment, ir::ValueId offset,
                         ir::ValueId stride, MatrixLayout layout, DType type);
 void record_frag_mma(ir::ValueId d, ir::ValueId a, ir::ValueId b);
+ir::ValueId record_frag_get(ir::ValueId fragment, std::uint32_t slot, DType type);
+void record_frag_set(ir::ValueId fragment, std::uint32_t slot, ir::ValueId value);
+ir::ValueId record_frag_coord(ir::ValueId fragment, std::uint32_t slot, bool column);
 }  // namespace detail
 
 /// A Rows×Cols fragment of role R with elements of T, one per simdgroup.
@@ -46,6 +51,8 @@ class Fragment {
  public:
   static constexpr std::uint32_t rows = Rows;
   static constexpr std::uint32_t cols = Cols;
+  /// Elements each lane holds: slots 0 … elements − 1.
+  static constexpr std::uint32_t elements = kShape.elements_per_lane();
 
   /// Every element zero.
   explicit Fragment(SourceLocation where = SourceLocation::current())
@@ -84,9 +91,44 @@ class Fragment {
                                dtype_of<T>);
   }
 
+  /// The calling lane's element in `slot`, and its logical row and column in the fragment
+  /// (which lane holds which element is the target's; code that uses row() and col() is right
+  /// on every target).
+  Expr<T> get(std::uint32_t slot, SourceLocation where = SourceLocation::current()) const {
+    detail::at(where);
+    return Expr<T>::wrap(detail::record_frag_get(id_, checked(slot), dtype_of<T>));
+  }
+  void set(std::uint32_t slot, detail::Operand<T> value) {
+    detail::at(value.where());
+    detail::record_frag_set(id_, checked(slot), value.id());
+  }
+  Expr<u32> row(std::uint32_t slot, SourceLocation where = SourceLocation::current()) const {
+    detail::at(where);
+    return Expr<u32>::wrap(detail::record_frag_coord(id_, checked(slot), false));
+  }
+  Expr<u32> col(std::uint32_t slot, SourceLocation where = SourceLocation::current()) const {
+    detail::at(where);
+    return Expr<u32>::wrap(detail::record_frag_coord(id_, checked(slot), true));
+  }
+  /// Replaces every element by fn(value, row, col): an epilogue, a mask, a scale.
+  template <class Fn>
+  void map(Fn&& fn) {
+    for (std::uint32_t slot = 0; slot < elements; ++slot) {
+      set(slot, fn(get(slot), row(slot), col(slot)));
+    }
+  }
+
   ir::ValueId id() const { return id_; }
 
  private:
+  static std::uint32_t checked(std::uint32_t slot) {
+    if (slot >= elements) {
+      detail::Tracer::current().fail("slot " + std::to_string(slot) + " of a fragment whose " +
+                                     "lanes hold " + std::to_string(elements) + " elements");
+    }
+    return slot;
+  }
+
   ir::ValueId id_ = ir::kNoValue;
 };
 

@@ -1,7 +1,6 @@
 /// The statement walker of the C-like emitters: scopes, control flow, unused values, locations.
 #include "body_writer.hpp"
 
-#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -74,6 +73,7 @@ class BodyWriter {
         {OpKind::FragLoad, &BodyWriter::fragment_access},
         {OpKind::FragStore, &BodyWriter::fragment_access},
         {OpKind::FragMma, &BodyWriter::fragment_product},
+        {OpKind::FragSet, &BodyWriter::fragment_element},
     };
     for (const auto& [kind, writer] : kStatements) {
       if (kind == op.kind) return (this->*writer)(op);
@@ -103,7 +103,6 @@ class BodyWriter {
   void barrier(const ir::Op& op) { line(cx_.dialect.barrier(), op.loc); }
 
   void fragment(const ir::Op& op) {
-    fragments_[op.result] = op.fragment;
     const std::string init = values_.name(op.args[0]);
     for (const std::string& s : cx_.dialect.fragment_declaration(
              values_.name(op.result), op.fragment, op.type, init, cx_.needs)) {
@@ -112,9 +111,14 @@ class BodyWriter {
   }
 
   const ir::FragmentShape& shape_of(ir::ValueId fragment) const {
-    const auto found = fragments_.find(fragment);
-    IRON_INTERNAL_ASSERT(found != fragments_.end(), "a fragment used before its declaration");
-    return found->second;
+    return values_.fragment(fragment);
+  }
+
+  void fragment_element(const ir::Op& op) {
+    const ir::FragSlotOp set(op);
+    const std::string element = cx_.dialect.fragment_element(
+        values_.name(set.fragment()), shape_of(set.fragment()), op.type, set.slot());
+    line(element + " = " + values_.name(set.value()) + ";", op.loc);
   }
 
   void fragment_access(const ir::Op& op) {
@@ -224,7 +228,6 @@ class BodyWriter {
 
   Values values_;
   Context cx_;
-  std::map<ir::ValueId, ir::FragmentShape> fragments_;
   std::vector<std::string> lines_;
   int depth_ = 1;            ///< statements of the function body are indented once
   bool block_start_ = true;  ///< nothing written yet in the innermost block

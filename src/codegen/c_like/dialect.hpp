@@ -147,6 +147,13 @@ class Dialect {
   virtual std::string fragment_access(const FragmentAccess& f, Needs& needs) const = 0;
   /// The statement of a frag.mma.
   virtual std::string fragment_product(const FragmentProduct& p, Needs& needs) const = 0;
+  /// The calling lane's element in `slot` of fragment `name` (of `shape`, elements of `t`), as an
+  /// expression that can also be assigned.
+  virtual std::string fragment_element(const std::string& name, const ir::FragmentShape& shape,
+                                       DType t, std::uint32_t slot) const = 0;
+  /// The u32 row (or, when `column`, column) of that element.
+  virtual std::string fragment_coord(const std::string& name, const ir::FragmentShape& shape,
+                                     std::uint32_t slot, bool column, Needs& needs) const = 0;
 
   // Vectors.
 

@@ -127,10 +127,23 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::RegsLoad:
     case OpKind::RegsStore:
       IRON_INTERNAL_ERROR("regs.* reached the emitter: run promote_registers first");
+    case OpKind::FragGet: {
+      const ir::FragSlotOp get(op);
+      const ir::ValueId f = get.fragment();
+      return cx.dialect.fragment_element(cx.values.name(f), cx.values.fragment(f), op.type,
+                                         get.slot());
+    }
+    case OpKind::FragCoord: {
+      const ir::FragSlotOp coord(op);
+      const ir::ValueId f = coord.fragment();
+      return cx.dialect.fragment_coord(cx.values.name(f), cx.values.fragment(f), coord.slot(),
+                                       coord.column(), cx.needs);
+    }
     case OpKind::FragDecl:
     case OpKind::FragLoad:
     case OpKind::FragStore:
     case OpKind::FragMma:
+    case OpKind::FragSet:
     case OpKind::Const:
     case OpKind::VarDecl:
     case OpKind::Store:

@@ -21,6 +21,7 @@ Values::Values(const ir::Kernel& kernel, const Dialect& dialect, Needs& needs)
     Info& info = info_[op.result];
     info.type = op.type;
     info.lanes = op.kind == ir::OpKind::Load || op.kind == ir::OpKind::SharedLoad ? op.lanes : 1;
+    info.fragment = op.fragment;
     if (op.kind != ir::OpKind::Const) return;
     info.literal = const_literal(op, dialect, needs);
     if (!is_float(op.type)) info.integer = const_integer(op);

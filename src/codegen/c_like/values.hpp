@@ -19,6 +19,8 @@ class Values {
   /// As `name`, but a negative literal is parenthesized, for use next to an operator.
   std::string operand(ir::ValueId id) const;
   DType type(ir::ValueId id) const { return info_.at(id).type; }
+  /// The role and shape of a fragment (frag's result).
+  const ir::FragmentShape& fragment(ir::ValueId id) const { return info_.at(id).fragment; }
   /// Elements of a vector value; 1 for scalars.
   int lanes(ir::ValueId id) const { return info_.at(id).lanes; }
   /// The value of an integer or bool constant; nullopt for anything else.
@@ -41,6 +43,7 @@ class Values {
     std::optional<std::string> literal;
     std::optional<std::int64_t> integer;
     bool bound = false;
+    ir::FragmentShape fragment;
   };
 
   /// Whether operand `arg` of `op` is the variable a var.store writes (not a use of it).

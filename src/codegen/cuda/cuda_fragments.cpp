@@ -269,4 +269,17 @@ std::string CudaDialect::fragment_product(const c_like::FragmentProduct& p,
   return fmt::format("{}({}, {}, {});", helper, p.d, p.a, p.b);
 }
 
+std::string CudaDialect::fragment_element(const std::string& name, const ir::FragmentShape&, DType,
+                                          std::uint32_t slot) const {
+  return fmt::format("{}.x[{}]", name, slot);
+}
+
+std::string CudaDialect::fragment_coord(const std::string& name, const ir::FragmentShape&,
+                                        std::uint32_t slot, bool column,
+                                        c_like::Needs& needs) const {
+  needs.helpers.insert("iron_frag");
+  return fmt::format("static_cast<unsigned int>({}.{}({}, iron_linear_thread() & 31u))", name,
+                     column ? "col" : "row", slot);
+}
+
 }  // namespace iron::codegen::cuda

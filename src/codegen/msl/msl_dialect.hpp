@@ -33,6 +33,10 @@ class MslDialect final : public c_like::Dialect {
   std::string fragment_access(const c_like::FragmentAccess& f, c_like::Needs& needs) const override;
   std::string fragment_product(const c_like::FragmentProduct& p,
                                c_like::Needs& needs) const override;
+  std::string fragment_element(const std::string& name, const ir::FragmentShape& shape, DType t,
+                               std::uint32_t slot) const override;
+  std::string fragment_coord(const std::string& name, const ir::FragmentShape& shape,
+                             std::uint32_t slot, bool column, c_like::Needs& needs) const override;
   std::string vector_type(DType t, int lanes, c_like::Needs& needs) const override;
   std::string vector_load(const c_like::Access& a, c_like::Needs& needs) const override;
   std::vector<std::string> vector_store(const c_like::Access& a,

@@ -20,6 +20,19 @@ struct iron_frag {
   simdgroup_matrix<T, 8, 8> m[R / 8][C / 8];
 };
 )"},
+      {"iron_frag_coord",
+       {"iron_frag"},
+       R"(// The row (or, when column, the column) of the calling lane's element in `slot` of an R×C
+// fragment: slot s is element s % 2 of 8×8 tile s / 2 (tiles in row-major order), and in a tile
+// lane l holds row (l / 4 & 4) + (l / 2 % 4), columns (l / 4 & 2) · 2 + (l % 2) · 2 + {0, 1}:
+// the map MLX's simdgroup matrix code relies on (Apple does not document one).
+template <int C>
+uint iron_frag_coord(uint slot, uint lane, bool column) {
+  const uint tile = slot / 2, quad = lane / 4;
+  if (!column) return tile / (C / 8) * 8 + (quad & 4) + (lane / 2) % 4;
+  return tile % (C / 8) * 8 + (quad & 2) * 2 + (lane % 2) * 2 + slot % 2;
+}
+)"},
       {"iron_frag_fill",
        {"iron_frag"},
        R"(// Every element of f set to v.
@@ -97,6 +110,21 @@ std::string MslDialect::fragment_product(const c_like::FragmentProduct& p,
                                          c_like::Needs& needs) const {
   needs.helpers.insert("iron_frag_mma");
   return fmt::format("iron_frag_mma({}, {}, {});", p.d, p.a, p.b);
+}
+
+std::string MslDialect::fragment_element(const std::string& name, const ir::FragmentShape& shape,
+                                         DType, std::uint32_t slot) const {
+  const std::uint32_t tile = slot / 2, across = shape.cols / 8;
+  return fmt::format("{}.m[{}][{}].thread_elements()[{}]", name, tile / across, tile % across,
+                     slot % 2);
+}
+
+std::string MslDialect::fragment_coord(const std::string&, const ir::FragmentShape& shape,
+                                       std::uint32_t slot, bool column,
+                                       c_like::Needs& needs) const {
+  needs.helpers.insert("iron_frag_coord");
+  return fmt::format("iron_frag_coord<{}>({}u, {}, {})", shape.cols, slot,
+                     builtin(ir::Builtin::Lane, 0, needs), column ? "true" : "false");
 }
 
 }  // namespace iron::codegen::msl

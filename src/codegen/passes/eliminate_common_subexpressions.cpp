@@ -23,7 +23,7 @@ struct Key {
   OpKind kind = OpKind::Const;
   DType type = DType::U32;
   std::vector<ir::ValueId> args;
-  std::uint64_t payload = 0;  ///< Const: the value's bits; Extract: the lane
+  std::uint64_t payload = 0;  ///< Const: the value's bits; else ivalue (a lane, a slot, a count)
   ir::Builtin builtin = ir::Builtin::ThreadId;
   std::uint8_t axis = 0;
   std::uint8_t lanes = 1;
@@ -97,11 +97,9 @@ class Eliminator {
 
   Key key(const ir::Op& op) const {
     Key k{op.kind, op.type, op.args};
-    if (op.kind == OpKind::Const) {
-      k.payload = const_value(op).bits;
-    } else if (op.kind == OpKind::Extract) {
-      k.payload = static_cast<std::uint64_t>(ir::ExtractOp(op).lane());
-    }
+    // Every attribute an op can hold is part of its key (a literal's value, a lane, a slot).
+    k.payload =
+        op.kind == OpKind::Const ? const_value(op).bits : static_cast<std::uint64_t>(op.ivalue);
     k.builtin = op.builtin;
     k.axis = op.axis;
     k.lanes = op.lanes;

@@ -121,4 +121,22 @@ void GroupRunner::frag_mma(const Instr& in, Active active) {
   });
 }
 
+void GroupRunner::frag_element(const Instr& in, Active active) {
+  Slot* element = row(in.args[0] + in.inner);
+  if (in.exec == Exec::FragSet) {
+    const Slot* value = row(in.args[1]);
+    for (std::uint32_t t : active) element[t] = value[t];
+    return;
+  }
+  Slot* result = row(in.result);
+  if (in.exec == Exec::FragGet) {
+    for (std::uint32_t t : active) result[t] = element[t];
+    return;
+  }
+  for (std::uint32_t t : active) {
+    const ir::FragmentCoord at = ir::fragment_coord(in.fragment, t % 32, in.inner);
+    result[t] = in.axis == 1 ? at.col : at.row;
+  }
+}
+
 }  // namespace iron::runtime::sim

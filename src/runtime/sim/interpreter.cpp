@@ -74,6 +74,10 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
       return frag_access(in, active);
     case Exec::FragMma:
       return frag_mma(in, active);
+    case Exec::FragGet:
+    case Exec::FragSet:
+    case Exec::FragCoord:
+      return frag_element(in, active);
     case Exec::Load:
       return load(in, active);
     case Exec::Store:

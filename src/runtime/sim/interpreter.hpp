@@ -76,6 +76,8 @@ class GroupRunner {
   void frag_decl(const Instr& in, Active active);
   void frag_access(const Instr& in, Active active);
   void frag_mma(const Instr& in, Active active);
+  /// frag.get/set: the lane's element in a slot; frag.coord: its row or column.
+  void frag_element(const Instr& in, Active active);
   /// The element index of fragment access `in` at (r, c) for the simdgroup whose first thread
   /// is `first`, bounds-checked against `count`.
   std::uint32_t fragment_index(const Instr& in, std::uint32_t thread, std::int64_t offset,

@@ -65,9 +65,12 @@ constexpr Exec exec_of(OpKind k) {
     case TypeRule::FragmentDecl:
       return Exec::FragDecl;
     case TypeRule::FragmentAccess:
-      return info.has(ir::kWritesMemory) ? Exec::FragStore : Exec::FragLoad;
+      return k == OpKind::FragStore ? Exec::FragStore : Exec::FragLoad;
     case TypeRule::FragmentMultiply:
       return Exec::FragMma;
+    case TypeRule::FragmentElement:
+      if (k == OpKind::FragCoord) return Exec::FragCoord;
+      return info.has(ir::kWritesMemory) ? Exec::FragSet : Exec::FragGet;
   }
   return Exec::Barrier;
 }
@@ -174,6 +177,16 @@ class Compiler {
       case Exec::FragStore:
         fragment_access(ir::FragAccessOp(op), in);
         break;
+      case Exec::FragGet:
+      case Exec::FragSet:
+      case Exec::FragCoord: {
+        const ir::FragSlotOp slot(op);
+        in.fragment = fragments_[slot.fragment()];
+        in.inner = slot.slot();
+        in.axis = op.axis;
+        in.args[0] = vectors_[slot.fragment()].first_row;
+        break;
+      }
       case Exec::FragMma: {
         const ir::FragMmaOp mma(op);
         in.fragment = fragments_[mma.d()];

@@ -32,6 +32,9 @@ enum class Exec : std::uint8_t {
   FragLoad,      ///< frag.load: a simdgroup reads its fragment's elements
   FragStore,     ///< frag.store
   FragMma,       ///< frag.mma: a simdgroup's d += a·b, exactly (docs/tensor-cores.md)
+  FragGet,       ///< frag.get: the lane's element in a slot
+  FragSet,       ///< frag.set
+  FragCoord,     ///< frag.coord: the row or column of the lane's element in a slot
   Load,          ///< load, shared.load
   Store,         ///< store, shared.store
   Atomic,        ///< atomic.*
@@ -58,7 +61,8 @@ struct Instr {
   std::uint32_t elements = 0;  ///< regs.*: the register array's element count; frag.*: a
                                ///< lane's elements of the fragment (of d for frag.mma)
   ir::FragmentShape fragment;  ///< frag, frag.load/store: the fragment's shape; frag.mma: d's
-  std::uint32_t inner = 0;     ///< frag.mma: K, the columns of a and the rows of b
+  std::uint32_t inner = 0;     ///< frag.mma: K, the columns of a and the rows of b;
+                               ///< frag.get/set/coord: the slot
   ir::MatrixLayout layout = ir::MatrixLayout::RowMajor;  ///< frag.load/store
   std::uint32_t result = 0;    ///< value row written (a scratch row when the op has none); a
                                ///< vector load writes `lanes` rows from here, one per lane, and
