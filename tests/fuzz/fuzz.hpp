@@ -238,7 +238,10 @@ inline std::string run_limited(std::uint64_t limit_bytes, int seconds,
   const pid_t child = fork();
   if (child < 0) return "fork failed";
   if (child == 0) {
-    const rlimit memory{address_space_bytes() + limit_bytes, address_space_bytes() + limit_bytes};
+    // One reading for both bounds: a second one can be larger, and a soft limit above the hard
+    // one makes setrlimit fail, leaving the child unlimited.
+    const std::uint64_t allowed = address_space_bytes() + limit_bytes;
+    const rlimit memory{allowed, allowed};
     const rlimit cpu{static_cast<rlim_t>(seconds), static_cast<rlim_t>(seconds)};
     const rlimit no_core{0, 0};
     setrlimit(RLIMIT_AS, &memory);

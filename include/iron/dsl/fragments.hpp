@@ -112,9 +112,11 @@ class Fragment {
   }
   /// Replaces every element by fn(value, row, col): an epilogue, a mask, a scale.
   template <class Fn>
-  void map(Fn&& fn) {
+  void map(Fn&& fn, SourceLocation where = SourceLocation::current()) {
     for (std::uint32_t slot = 0; slot < elements; ++slot) {
-      set(slot, fn(get(slot), row(slot), col(slot)));
+      const Expr<T> value = fn(get(slot, where), row(slot, where), col(slot, where));
+      detail::at(where);
+      detail::record_frag_set(id_, slot, value.id());
     }
   }
 

@@ -194,9 +194,9 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 )"},
       {"iron_frag_mma_software",
        {"iron_frag"},
-       R"(// d += a·b without tensor cores, on the same lane map: each lane gathers the A row and B
-// column elements of its outputs from their owners by shuffles; products are summed with fma
-// in increasing k, as the simulator does.
+       R"(// d += a·b without tensor cores, on the same lane map: for each k, each lane gathers the
+// A-row and B-column elements of its outputs from their owners by shuffles, once for all the
+// tiles that share them; products are summed with fma in increasing k, as the simulator does.
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_software(iron_frag<float, 2, M, N>& d,
                                                        const iron_frag<T, 0, M, K>& a,
@@ -206,23 +206,30 @@ __device__ __forceinline__ void iron_frag_mma_software(iron_frag<float, 2, M, N>
 #pragma unroll
   for (int kt = 0; kt < K / 16; ++kt) {
 #pragma unroll
-    for (int mt = 0; mt < M / 16; ++mt) {
+    for (int k = 0; k < 16; ++k) {
+      const int owner = (k & 7) >> 1;
+      float x[M / 16][2], y[N / 8][2];
 #pragma unroll
-      for (int nt = 0; nt < N / 8; ++nt) {
-        const T* x = a.x + (mt * (K / 16) + kt) * 8;
-        const T* y = b.x + (kt * (N / 8) + nt) * 4;
-        float* c = d.x + (mt * (N / 8) + nt) * 4;
+      for (int mt = 0; mt < M / 16; ++mt) {  // A(g, k) and A(g + 8, k) of each row tile
+        const T* at = a.x + (mt * (K / 16) + kt) * 8 + (k & 1) + 4 * (k >> 3);
+        x[mt][0] = static_cast<float>(__shfl_sync(0xffffffffu, at[0], g * 4 + owner));
+        x[mt][1] = static_cast<float>(__shfl_sync(0xffffffffu, at[2], g * 4 + owner));
+      }
 #pragma unroll
-        for (int k = 0; k < 16; ++k) {
-          const int owner = (k & 7) >> 1;
-          const float a0 = static_cast<float>(__shfl_sync(0xffffffffu, x[(k & 1) + 4 * (k >> 3)], g * 4 + owner));
-          const float a1 = static_cast<float>(__shfl_sync(0xffffffffu, x[(k & 1) + 2 + 4 * (k >> 3)], g * 4 + owner));
-          const float b0 = static_cast<float>(__shfl_sync(0xffffffffu, y[(k & 1) + 2 * (k >> 3)], (2 * t) * 4 + owner));
-          const float b1 = static_cast<float>(__shfl_sync(0xffffffffu, y[(k & 1) + 2 * (k >> 3)], (2 * t + 1) * 4 + owner));
-          c[0] = fmaf(a0, b0, c[0]);
-          c[1] = fmaf(a0, b1, c[1]);
-          c[2] = fmaf(a1, b0, c[2]);
-          c[3] = fmaf(a1, b1, c[3]);
+      for (int nt = 0; nt < N / 8; ++nt) {  // B(k, 2t) and B(k, 2t + 1) of each column tile
+        const T* bt = b.x + (kt * (N / 8) + nt) * 4 + (k & 1) + 2 * (k >> 3);
+        y[nt][0] = static_cast<float>(__shfl_sync(0xffffffffu, bt[0], (2 * t) * 4 + owner));
+        y[nt][1] = static_cast<float>(__shfl_sync(0xffffffffu, bt[0], (2 * t + 1) * 4 + owner));
+      }
+#pragma unroll
+      for (int mt = 0; mt < M / 16; ++mt) {
+#pragma unroll
+        for (int nt = 0; nt < N / 8; ++nt) {
+          float* c = d.x + (mt * (N / 8) + nt) * 4;
+          c[0] = fmaf(x[mt][0], y[nt][0], c[0]);
+          c[1] = fmaf(x[mt][0], y[nt][1], c[1]);
+          c[2] = fmaf(x[mt][1], y[nt][0], c[2]);
+          c[3] = fmaf(x[mt][1], y[nt][1], c[3]);
         }
       }
     }
