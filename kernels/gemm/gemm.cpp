@@ -11,13 +11,14 @@
 /// then the scale by alpha and the rounding to T (2^-11 f16, 2^-8 bf16).
 ///
 /// ## How it runs
-/// A group of 128 threads (4 simdgroups) computes a 128×128 tile of `out` (128×64 in f32). For each
-/// step of kBK columns of `a`, the group copies the a and b tiles to shared memory (zeros past the
-/// edges), then each simdgroup multiplies its 64×64 (64×32) part with fragments. When the rows of
-/// `a` and `b` are whole 16-byte chunks (k, and n for [k, n], multiples of 8), the copies are 16
-/// bytes wide and the next step's tiles are read into registers while this step's are multiplied.
-/// Each lane then scales and writes the accumulator elements it holds (the fragment gives each
-/// one's row and column), skipping those past the edges.
+/// A group of 128 threads (4 simdgroups) computes a 128×64 tile of `out`. For each step of kBK
+/// columns of `a`, the group copies the a and b tiles to shared memory (zeros past the edges),
+/// then each simdgroup multiplies its 64×32 part with fragments (125 registers a thread, so four
+/// groups share a multiprocessor; 128×128 tiles took 234 and ran slower, bench/NOTES.md §5). When
+/// the rows of `a` and `b` are whole 16-byte chunks (k, and n for [k, n], multiples of 8), the
+/// copies are 16 bytes wide and the next step's tiles are read into registers while this step's are
+/// multiplied. Each lane then scales and writes the accumulator elements it holds (the fragment
+/// gives each one's row and column), skipping those past the edges.
 ///
 /// ## Layout
 /// - `a [m, k]` T
@@ -25,8 +26,7 @@
 /// - `out [m, n]` T
 ///
 /// ## Dispatch
-/// Tiled: a grid of ceil(n / 128) × ceil(m / 128) groups (ceil(n / 64) in f32) of exactly 128
-/// threads.
+/// Tiled: a grid of ceil(n / 64) × ceil(m / 128) groups of exactly 128 threads.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -38,13 +38,11 @@ using namespace iron::dsl;
 namespace {
 
 constexpr std::uint32_t kBM = 128;  // rows of out per group
+constexpr std::uint32_t kBN = 64;   // columns of out per group
 constexpr std::uint32_t kWM = 64;   // rows per simdgroup
+constexpr std::uint32_t kWN = 32;   // columns per simdgroup
 constexpr std::uint32_t kThreads = 128;
-
-/// Columns of out per group: 128 for f16/bf16 (a 64×64 accumulator per simdgroup, 230 registers
-/// a thread); 64 for f32, whose products take more registers (the software strategy).
-constexpr std::uint32_t tile_n(DType t) { return t == DType::F32 ? 64 : 128; }
-static_assert(kBM / kWM * 2 * 32 == kThreads, "one simdgroup per part of the tile: two across");
+static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads, "one simdgroup per part of the tile");
 
 /// Columns of `a` per step, and the padding of each shared row: 16-bit tiles keep rows of whole
 /// 16-byte chunks (the fragment loads read them 8 elements at a time) whose 8-row groups fall
@@ -140,13 +138,10 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
   constexpr std::uint32_t kBK = step_k<T>();
   constexpr std::uint32_t kPitchA = kBK + pad<T>();
   constexpr bool kb_rows = B_LAYOUT == row_major;  // b is [k, n]
-  dispatch(tiled, {exactly(kThreads)});
-  constexpr std::uint32_t kBN = tile_n(dtype_of<T>);
-  constexpr std::uint32_t kWN = kBN / 2;  // columns per simdgroup
   constexpr std::uint32_t kPitchB = kb_rows ? kBN + pad<T>() : kBK + pad<T>();
-  static_assert(kBM == 128 && (kBN == 128 || kBN == 64), "the grid rule below counts the tiles");
-  grid(kBN == 128 ? "[ceil_div(n, 128), ceil_div(m, 128), 1]"
-                  : "[ceil_div(n, 64), ceil_div(m, 128), 1]");
+  dispatch(tiled, {exactly(kThreads)});
+  static_assert(kBM == 128 && kBN == 64, "the grid rule below counts tiles of 64 x 128");
+  grid("[ceil_div(n, 64), ceil_div(m, 128), 1]");
   layout(a, "[m, k]");
   layout(b, kb_rows ? "[k, n]" : "[n, k]");
   layout(out, "[m, n]");
@@ -220,20 +215,18 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
 IRON_KERNEL_VARIANT(iron_gemm, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm, nk, MatrixLayout::ColMajor);
 
-/// A group per 128×128 tile of out (128×64 in f32).
+/// A group per 128×64 tile of out.
 IRON_GEOMETRY(iron_gemm_kn) {
   const auto tiles = [](std::uint64_t size, std::uint64_t tile) {
     return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + tile - 1) / tile, 1));
   };
-  return {{tiles(q.constant("n"), tile_n(q.dtype)), tiles(q.constant("m"), kBM), 1},
-          {kThreads, 1, 1}};
+  return {{tiles(q.constant("n"), kBN), tiles(q.constant("m"), kBM), 1}, {kThreads, 1, 1}};
 }
 IRON_GEOMETRY(iron_gemm_nk) {
   const auto tiles = [](std::uint64_t size, std::uint64_t tile) {
     return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + tile - 1) / tile, 1));
   };
-  return {{tiles(q.constant("n"), tile_n(q.dtype)), tiles(q.constant("m"), kBM), 1},
-          {kThreads, 1, 1}};
+  return {{tiles(q.constant("n"), kBN), tiles(q.constant("m"), kBM), 1}, {kThreads, 1, 1}};
 }
 
 }  // namespace iron::kernels

@@ -272,5 +272,48 @@ TEST(PassEliminateCommonSubexpressions, CollectivesAtomicsAndEffectsNeverMerge) 
   expect_unchanged(eliminate_common_subexpressions, kIr, 22);
 }
 
+TEST(PassEliminateCommonSubexpressions, FragmentCoordinatesMergeBySlotAndReadsNotAcrossAProduct) {
+  // The coordinates of slot 0 merge, slot 1's stays; frag.mma writes the accumulator, so the
+  // element read after it is another value.
+  constexpr std::string_view kBefore = R"(
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 8 : f32
+  %2 = const 0 : u32
+  %3 = const 8 : u32
+  frag.load x[%2], %1, %3, row : f32
+  %4 = frag.coord %1, 0, row : u32
+  %5 = frag.coord %1, 1, row : u32
+  %6 = frag.coord %1, 0, row : u32
+  %7 = frag.get %1, 0 : f32
+  %8 = frag %0, a, 16, 16 : f32
+  %9 = frag %0, b, 16, 8 : f32
+  frag.mma %1, %8, %9 : f32
+  %10 = frag.get %1, 0 : f32
+  %11 = add %7, %10 : f32
+  %12 = add %4, %5 : u32
+  %13 = add %12, %6 : u32
+  store out[%13], %11 : f32
+)";
+  constexpr std::string_view kAfter = R"(
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 8 : f32
+  %2 = const 0 : u32
+  %3 = const 8 : u32
+  frag.load x[%2], %1, %3, row : f32
+  %4 = frag.coord %1, 0, row : u32
+  %5 = frag.coord %1, 1, row : u32
+  %7 = frag.get %1, 0 : f32
+  %8 = frag %0, a, 16, 16 : f32
+  %9 = frag %0, b, 16, 8 : f32
+  frag.mma %1, %8, %9 : f32
+  %10 = frag.get %1, 0 : f32
+  %11 = add %7, %10 : f32
+  %12 = add %4, %5 : u32
+  %13 = add %12, %4 : u32
+  store out[%13], %11 : f32
+)";
+  expect_pass(eliminate_common_subexpressions, kBefore, 14, kAfter, 14);
+}
+
 }  // namespace
 }  // namespace iron::pass_test
