@@ -223,6 +223,9 @@ def main():
     parser.add_argument("iron_json")
     parser.add_argument("peers_json")
     parser.add_argument("--out-dir", default="bench/results")
+    parser.add_argument("--suffix", default="",
+                        help="appended to the file names (e.g. gemm: <device>-<date>-gemm.md), so "
+                             "that a run of some benches does not replace the day's full report")
     args = parser.parse_args()
     with open(args.iron_json) as f:
         iron = json.load(f)
@@ -230,7 +233,8 @@ def main():
         peers = json.load(f)
     report = merge(iron, peers)
     os.makedirs(args.out_dir, exist_ok=True)
-    stem = os.path.join(args.out_dir, f"{slug(report['device'])}-{report['date'][:10]}")
+    suffix = f"-{args.suffix}" if args.suffix else ""
+    stem = os.path.join(args.out_dir, f"{slug(report['device'])}-{report['date'][:10]}{suffix}")
     with open(stem + ".json", "w") as f:
         json.dump(report, f, indent=2)
     with open(stem + ".md", "w") as f:

@@ -29,6 +29,7 @@ struct InspectOptions {
   std::string dtype = "f32";
   std::string pass;
   std::string profile;
+  std::string mma;
   bool stats = false;
   bool resources = false;
 };
@@ -105,9 +106,16 @@ int inspect(const InspectOptions& o) {
                                                     : codegen::find_target(o.target);
   const std::string profile_name =
       o.profile.empty() ? std::string(target->default_profile) : o.profile;
-  const codegen::TargetProfile profile = any_profile(profile_name);
+  codegen::TargetProfile profile = any_profile(profile_name);
   if ((o.target != kIr || o.resources) && &codegen::target_of(profile) != target) {
     throw UsageError(fmt::format("--profile {} is not a {} profile", profile_name, target->name));
+  }
+  if (!o.mma.empty()) {
+    if (profile.kind != codegen::TargetKind::Cuda) {
+      throw UsageError(
+          fmt::format("--mma chooses a CUDA strategy; {} is not a CUDA profile", profile.name));
+    }
+    profile = codegen::TargetProfile::cuda(profile.cuda_sm, *codegen::parse_mma_strategy(o.mma));
   }
   if (o.resources) {
     print_resources(traced, profile);
@@ -159,6 +167,11 @@ Command add_inspect_command(CLI::App& app) {
                         return first ? std::string(kIr) + " and " + std::string(t.name)
                                      : std::string(t.name);
                       }));
+  cmd->add_option("--mma", o->mma,
+                  "How CUDA lowers tensor-core fragments (docs/tensor-cores.md): mmasync "
+                  "(mma.sync and ldmatrix, the default) or software (warp shuffles and fma); the "
+                  "same as a profile ending in +mma=software")
+      ->check(CLI::IsMember({"mmasync", "software"}));
   auto* stats =
       cmd->add_flag("--stats", o->stats,
                     "Also print each pass's op count before and after, the delta and its time");
