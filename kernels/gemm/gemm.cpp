@@ -13,12 +13,12 @@
 /// ## How it runs
 /// A group of 128 threads (4 simdgroups) computes a 128×64 tile of `out`. For each step of kBK
 /// columns of `a`, the group copies the a and b tiles to shared memory (zeros past the edges),
-/// then each simdgroup multiplies its 64×32 part with fragments (125 registers a thread, so four
-/// groups share a multiprocessor; 128×128 tiles took 234 and ran slower, bench/NOTES.md §5). When
-/// the rows of `a` and `b` are whole 16-byte chunks (k, and n for [k, n], multiples of 8), the
-/// copies are 16 bytes wide and the next step's tiles are read into registers while this step's are
-/// multiplied. Each lane then scales and writes the accumulator elements it holds (the fragment
-/// gives each one's row and column), skipping those past the edges.
+/// then each simdgroup multiplies its 64×32 part with fragments (128×128 tiles took 234
+/// registers a thread and ran slower, bench/NOTES.md §5). When the rows of `a` and `b` are whole
+/// 16-byte pieces (k, and n for [k, n], multiples of 8), the copies are asynchronous 16-byte ones
+/// into two stages of shared memory: the next step's tiles land while this step's are multiplied.
+/// Each lane then scales and writes the accumulator elements it holds (the fragment gives each
+/// one's row and column), skipping those past the edges.
 ///
 /// ## Layout
 /// - `a [m, k]` T
@@ -57,61 +57,26 @@ constexpr std::uint32_t pad() {
 }
 constexpr std::uint32_t kChunk = 8;  // elements per 16-byte copy of f16/bf16 (two of f32)
 
-/// One operand's tile of `rows` × `cols` elements of a row-major matrix (`height` × `width`),
-/// staged in the registers of the group's kThreads threads, 8 consecutive elements (16 bytes of
-/// f16/bf16) per chunk, so that the next step's tile is read from memory while this one's is
-/// multiplied. Needs width % 8 == 0: a chunk is then in or out of the matrix as a whole.
+/// Starts copying rows [row0, row0 + Rows) × columns [col0, col0 + Cols) of the row-major matrix
+/// `src` (`height` × `width`) to `tile` at `base` (rows `pitch` elements apart) with 16-byte
+/// asynchronous copies, zeros outside the matrix. Needs width % 8 == 0: a 16-byte piece is then
+/// in or out of the matrix as a whole.
 template <class T, std::uint32_t Rows, std::uint32_t Cols>
-class StagedTile {
-  static constexpr std::uint32_t kChunks = Rows * Cols / kChunk / kThreads;  // per thread
-  static_assert(Rows * Cols % (kChunk * kThreads) == 0, "whole chunks per thread");
-
- public:
-  StagedTile() : regs_(0.0f) {}
-
-  /// Reads rows [row0, row0 + Rows) × columns [col0, col0 + Cols), zeros outside the matrix.
-  void fetch(const Tensor<T>& src, const Expr<u32>& height, const Expr<u32>& width,
-             const Expr<u32>& row0, const Expr<u32>& col0) {
-    for (std::uint32_t j = 0; j < kChunks; ++j) {
-      auto v = thread_id<0>() + j * kThreads;
-      auto r = row0 + v / (Cols / kChunk);
-      auto c = col0 + v % (Cols / kChunk) * kChunk;
-      IRON_IF(r < height && c < width) {
-        auto at = r * width + c;
-        if constexpr (lane_bytes<T>() == 2) {
-          const auto x = load_lanes<kChunk>(src[at]);
-          for (std::uint32_t e = 0; e < kChunk; ++e) regs_[j * kChunk + e] = x[e];
-        } else {
-          for (std::uint32_t half = 0; half < 2; ++half) {
-            const auto x = load_lanes<4>(src[at + half * 4]);
-            for (std::uint32_t e = 0; e < 4; ++e) regs_[j * kChunk + half * 4 + e] = x[e];
-          }
-        }
-      }
-      IRON_ELSE {
-        for (std::uint32_t e = 0; e < kChunk; ++e) regs_[j * kChunk + e] = 0.0f;
-      }
-    }
+void start_tile_copy(const Tensor<T>& src, const Expr<u32>& height, const Expr<u32>& width,
+                     const Shared<T>& tile, std::uint32_t pitch, const Expr<u32>& base,
+                     const Expr<u32>& row0, const Expr<u32>& col0) {
+  constexpr std::uint32_t kW = 16 / lane_bytes<T>();  // elements per copy
+  constexpr std::uint32_t kCopies = Rows * Cols / kW / kThreads;
+  static_assert(Rows * Cols % (kW * kThreads) == 0, "whole copies per thread");
+  for (std::uint32_t j = 0; j < kCopies; ++j) {
+    auto v = thread_id<0>() + j * kThreads;
+    auto r = v / (Cols / kW);
+    auto c = v % (Cols / kW) * kW;
+    auto inside = row0 + r < height && col0 + c < width;
+    auto at = select(inside, (row0 + r) * width + col0 + c, 0u);
+    copy_async<kW>(tile[base + r * pitch + c], src[at], inside);
   }
-
-  /// Writes the fetched tile to `tile`, rows `pitch` elements apart.
-  void put(const Shared<T>& tile, std::uint32_t pitch) const {
-    for (std::uint32_t j = 0; j < kChunks; ++j) {
-      auto v = thread_id<0>() + j * kThreads;
-      auto at = v / (Cols / kChunk) * pitch + v % (Cols / kChunk) * kChunk;
-      constexpr std::uint32_t kLanes = lane_bytes<T>() == 2 ? kChunk : 4;
-      for (std::uint32_t part = 0; part < kChunk / kLanes; ++part) {
-        std::array<Expr<T>, kLanes> x;
-        for (std::uint32_t e = 0; e < kLanes; ++e)
-          x[e] = regs_[j * kChunk + part * kLanes + e].get();
-        store_lanes(tile[at + part * kLanes], x);
-      }
-    }
-  }
-
- private:
-  Regs<T, kChunks * kChunk> regs_;
-};
+}
 
 /// Copies rows [row0, row0 + rows) × columns [col0, col0 + cols) of the row-major matrix `src`
 /// (`height` × `width`) to `tile` (pitch `pitch`) element by element, zeros outside the matrix:
@@ -146,8 +111,11 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
   layout(b, kb_rows ? "[k, n]" : "[n, k]");
   layout(out, "[m, n]");
 
-  auto tile_a = shared<T>(kBM * kPitchA);
-  auto tile_b = shared<T>(kb_rows ? kBK * kPitchB : kBN * kPitchB);
+  // Two stages of each tile: one being multiplied while the next one's copies land.
+  constexpr std::uint32_t kStageA = kBM * kPitchA;
+  constexpr std::uint32_t kStageB = kb_rows ? kBK * kPitchB : kBN * kPitchB;
+  auto tile_a = shared<T>(2 * kStageA);
+  auto tile_b = shared<T>(2 * kStageB);
   auto row0 = program_id<1>() * kBM;
   auto col0 = program_id<0>() * kBN;
   auto warp = simdgroup_id();
@@ -157,39 +125,40 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
   FragAcc<kWM, kWN> acc;
   FragA<T, kWM, 16> fa;
   FragB<T, 16, kWN> fb;
-  // Multiplies the tiles in shared memory into each simdgroup's part of the accumulator.
-  const auto multiply = [&] {
+  // Multiplies the stage at `a0`, `b0` in shared memory into each simdgroup's accumulator.
+  const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0) {
     for (std::uint32_t kk = 0; kk < kBK; kk += 16) {
-      fa.load(tile_a, warp_row * kPitchA + kk, kPitchA);
+      fa.load(tile_a, a0 + warp_row * kPitchA + kk, kPitchA);
       if constexpr (kb_rows) {
-        fb.load(tile_b, kk * kPitchB + warp_col, kPitchB);
+        fb.load(tile_b, b0 + kk * kPitchB + warp_col, kPitchB);
       } else {
-        fb.load(tile_b, warp_col * kPitchB + kk, kPitchB, col_major);
+        fb.load(tile_b, b0 + warp_col * kPitchB + kk, kPitchB, col_major);
       }
       mma(acc, fa, fb);
     }
   };
   auto b_width = kb_rows ? Expr<u32>(n) : Expr<u32>(k);
   IRON_IF(k % kChunk == 0u && b_width % kChunk == 0u) {
-    // Whole chunks: the next step's tiles are fetched into registers during this step's products.
-    StagedTile<T, kBM, kBK> next_a;
-    StagedTile<T, kb_rows ? kBK : kBN, kb_rows ? kBN : kBK> next_b;
-    const auto fetch = [&](const Expr<u32>& p0) {
-      next_a.fetch(a, m, k, row0, p0);
+    // Whole 16-byte pieces: step p0 + kBK's tiles are copied asynchronously while step p0's
+    // are multiplied.
+    const auto start = [&](const Expr<u32>& p0, const Expr<u32>& stage) {
+      start_tile_copy<T, kBM, kBK>(a, m, k, tile_a, kPitchA, stage * kStageA, row0, p0);
       if constexpr (kb_rows) {
-        next_b.fetch(b, k, n, p0, col0);
+        start_tile_copy<T, kBK, kBN>(b, k, n, tile_b, kPitchB, stage * kStageB, p0, col0);
       } else {
-        next_b.fetch(b, n, k, col0, p0);
+        start_tile_copy<T, kBN, kBK>(b, n, k, tile_b, kPitchB, stage * kStageB, col0, p0);
       }
     };
-    fetch(Expr<u32>(0u));
+    start(Expr<u32>(0u), Expr<u32>(0u));
+    async_commit();
     for (auto p0 : range(0u, k, kBK)) {
-      barrier();  // every simdgroup is done with the previous tiles
-      next_a.put(tile_a, kPitchA);
-      next_b.put(tile_b, kPitchB);
+      auto stage = p0 / kBK % 2u;
+      IRON_IF(p0 + kBK < k) { start(p0 + kBK, 1u - stage); }
+      async_commit();  // a group every step, empty at the last: the wait below counts on it
+      async_wait(1);   // this step's tiles have landed
       barrier();
-      IRON_IF(p0 + kBK < k) { fetch(p0 + kBK); }
-      multiply();
+      multiply(stage * kStageA, stage * kStageB);
+      barrier();  // every simdgroup is done with the stage the next step copies into
     }
   }
   IRON_ELSE {
@@ -201,7 +170,7 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
         copy_tile<T>(b, n, k, tile_b, kPitchB, col0, p0, kBN, kBK);
       }
       barrier();
-      multiply();
+      multiply(Expr<u32>(0u), Expr<u32>(0u));
       barrier();
     }
   }

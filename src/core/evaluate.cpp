@@ -56,6 +56,8 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types) {
     case TypeRule::FragmentAccess:
     case TypeRule::FragmentMultiply:
     case TypeRule::FragmentElement:
+    case TypeRule::AsyncCopy:
+    case TypeRule::AsyncGroup:
       return false;
   }
   return false;

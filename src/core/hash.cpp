@@ -138,6 +138,10 @@ class Hasher {
         u64(op.fragment.rows);
         u64(op.fragment.cols);
         return;
+      case OpAttributes::AsyncCopy:
+        target(op);
+        return;
+      case OpAttributes::Pending:
       case OpAttributes::FragmentSlot:
         u64(static_cast<std::uint64_t>(op.ivalue));
         u64(op.axis);
@@ -156,7 +160,7 @@ class Hasher {
 
   void op(const Op& op) {
     u64(static_cast<std::uint64_t>(op.kind));
-    if (op.kind != OpKind::Barrier && op.kind != OpKind::If) {
+    if (op_has_type(op.kind) && op.kind != OpKind::If) {
       u64(static_cast<std::uint64_t>(op.type));
     }
     u64(op.lanes);

@@ -115,6 +115,14 @@ class TypeCheck {
       case TypeRule::FragmentMultiply:
         fragment_multiply();
         break;
+      case TypeRule::AsyncCopy:
+        async_copy();
+        break;
+      case TypeRule::AsyncGroup:
+        if (op_.kind == OpKind::AsyncWait && (op_.ivalue < 0 || op_.ivalue > kMaxPendingGroups)) {
+          fail("waits for all but 0 to {} groups, not {}", kMaxPendingGroups, op_.ivalue);
+        }
+        break;
       case TypeRule::FragmentElement:
         if (op_.kind == OpKind::FragCoord) {
           if (op_.type != DType::U32) fail("a coordinate is a u32, not {}", dtype_name(op_.type));
@@ -209,6 +217,25 @@ class TypeCheck {
       problems_.push_back(fmt::format("stores into input tensor '{}'", p->name));
     }
     same({p != nullptr ? p->dtype : s->dtype, t_[1], op_.type});
+  }
+
+  /// copy.async: 16 bytes from a tensor into a shared allocation of the same type, integer
+  /// indices, a bool.
+  void async_copy() {
+    if (!is_integer(t_[0]) || !is_integer(t_[1])) {
+      fail("indices must be integers, got {} and {}", dtype_name(t_[0]), dtype_name(t_[1]));
+    }
+    condition(t_[2]);
+    const Param* p = param();
+    const SharedAlloc* s = shared();
+    if (p == nullptr || p->kind == ParamKind::Constexpr || s == nullptr) {
+      fail("copies from a tensor parameter into a shared allocation");
+      return;
+    }
+    same({p->dtype, s->dtype, op_.type});
+    if (op_.lanes * dtype_size(op_.type) != 16) {
+      fail("copies 16 bytes, not {} elements of {}", op_.lanes, dtype_name(op_.type));
+    }
   }
 
   /// frag.mma d, a, b: an f32 accumulator; A and B of one type.

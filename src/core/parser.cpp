@@ -523,8 +523,24 @@ class Parser {
       case OpAttributes::FragmentSlot:
         fragment_slot(c, op);
         break;
+      case OpAttributes::AsyncCopy:
+        op.shared = shared_ref(c);
+        c.punct('[', "before the destination index");
+        op.args.push_back(c.value("the destination index"));
+        c.punct(']', "after the destination index");
+        c.punct(',', "before the source tensor");
+        op.param = param_index(c, c.word("the source tensor"));
+        c.punct('[', "before the source index");
+        op.args.push_back(c.value("the source index"));
+        c.punct(']', "after the source index");
+        c.punct(',', "before the copy's condition");
+        op.args.push_back(c.value("the copy's condition"));
+        break;
+      case OpAttributes::Pending:
+        op.ivalue = c.integer<std::int64_t>("the groups that may stay pending");
+        break;
     }
-    if (op.kind != OpKind::Barrier) c.op_type_suffix(op);
+    if (op_has_type(op.kind)) c.op_type_suffix(op);
     if (op.kind == OpKind::Const) constant(c, op, literal);
     c.end();
     return op;

@@ -119,7 +119,7 @@ class Printer {
     }
     out_ += op_name(op.kind);
     out_ += operands(op);
-    if (op.kind != OpKind::Barrier) out_ += " : " + type_text(op);
+    if (op_has_type(op.kind)) out_ += " : " + type_text(op);
     end_line(op.loc);
   }
 
@@ -155,6 +155,12 @@ class Printer {
         return value_list(op.args) + fmt::format(", {}, {}, {}",
                                                  fragment_role_name(op.fragment.role),
                                                  op.fragment.rows, op.fragment.cols);
+      case OpAttributes::AsyncCopy:
+        IRON_INTERNAL_ASSERT(op.args.size() == 3, "copy.async without its three operands");
+        return fmt::format(" {}[{}], {}[{}], {}", shared_name(op.shared), value(op.args[0]),
+                           param_name(op.param), value(op.args[1]), value(op.args[2]));
+      case OpAttributes::Pending:
+        return fmt::format(" {}", op.ivalue);
       case OpAttributes::FragmentSlot:
         return value_list(op.args) + fmt::format(", {}", op.ivalue) +
                (op.kind == OpKind::FragCoord ? (op.axis == 1 ? ", col" : ", row") : "");

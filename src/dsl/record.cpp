@@ -94,6 +94,20 @@ void record_frag_mma(ir::ValueId d, ir::ValueId a, ir::ValueId b) {
   Tracer::current().record(ir::OpKind::FragMma, DType::F32, {d, a, b});
 }
 
+void record_copy_async(int shared, ir::ValueId to, int param, ir::ValueId from, ir::ValueId valid,
+                       DType type, std::uint8_t lanes) {
+  Tracer& t = Tracer::current();
+  if (shared < 0) t.fail("copy_async copies into shared memory; its destination is a tensor");
+  ir::Op& op = record_access(t, ir::OpKind::CopyAsync, param, shared, {to, from, valid}, type);
+  op.lanes = lanes;
+}
+
+void record_async_group(bool wait, std::int64_t pending) {
+  ir::Op& op = Tracer::current().record(wait ? ir::OpKind::AsyncWait : ir::OpKind::AsyncCommit,
+                                        DType::U32, {});
+  op.ivalue = pending;
+}
+
 ir::ValueId record_frag_get(ir::ValueId fragment, std::uint32_t slot, DType type) {
   ir::Op& op = Tracer::current().record(ir::OpKind::FragGet, type, {fragment});
   op.ivalue = slot;

@@ -38,6 +38,12 @@ class MinimalDialect final : public c_like::Dialect {
   }
   std::string barrier() const override { return "sync();"; }
   std::string shared_declaration(const ir::SharedAlloc&, bool) const override { return ""; }
+  std::vector<std::string> async_copy(const Access&, const Access&, const std::string&,
+                                      Needs&) const override {
+    return {};
+  }
+  std::string async_commit(Needs&) const override { return ""; }
+  std::string async_wait(int, Needs&) const override { return ""; }
   std::vector<std::string> fragment_declaration(const std::string&, const ir::FragmentShape&, DType,
                                                 const std::string&, Needs&) const override {
     return {};

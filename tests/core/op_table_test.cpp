@@ -170,6 +170,15 @@ class RowCheck {
                    op_.traits == kFragmentUpdate,
                "a fragment product does not update d from a and b across the simdgroup");
         break;
+      case TypeRule::AsyncCopy:
+        expect(op_.operands == 3 && op_.result == ResultRule::Forbidden && is(kWritesMemory) &&
+                   is(kReadsMemory),
+               "an asynchronous copy does not read a tensor and write shared memory");
+        break;
+      case TypeRule::AsyncGroup:
+        expect(op_.operands == 0 && op_.result == ResultRule::Forbidden && is(kEffect),
+               "a copy group op takes operands or defines a value");
+        break;
       case TypeRule::FragmentElement:
         expect(op_.blocks == 0 && op_.operands == (is(kWritesMemory) ? 2 : 1),
                "a fragment element op does not take a fragment (and, to set it, a value)");
@@ -262,6 +271,8 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
       {OpAttributes::Fragment, {"frag"}},
       {OpAttributes::FragmentMemory, {"frag.load", "frag.store"}},
       {OpAttributes::FragmentSlot, {"frag.get", "frag.set", "frag.coord"}},
+      {OpAttributes::AsyncCopy, {"copy.async"}},
+      {OpAttributes::Pending, {"async.wait"}},
   };
   EXPECT_EQ(held, expected);
 }

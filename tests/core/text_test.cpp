@@ -86,6 +86,9 @@ constexpr std::string_view kEveryOp =
   frag.set %101, %104, 2 : f32
   %105 = frag.coord %101, 1, row : u32
   %106 = frag.coord %102, 7, col : u32
+  copy.async @shm0[%20], sums[%20], %19 : f32x4
+  async.commit
+  async.wait 1
   %33 = abs %9 : f32
   %34 = recip %9 : f32
   %35 = floor %9 : f32

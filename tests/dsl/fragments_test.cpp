@@ -56,6 +56,22 @@ IRON_KERNEL(frag_past_the_end, (Tensor<f32> inp, Out<f32> out, Constexpr<u32> of
   acc.store(out, 0u, 8u);
 }
 
+// Copies 16 bytes a thread into shared memory asynchronously, then reads them back: after the
+// wait (and a barrier) when `wait` is set, else too early.
+int g_early_read_line = 0;
+IRON_KERNEL(async_roundtrip, (Tensor<f16> inp, Out<f16> out, Constexpr<u32> wait)) {
+  dispatch(tiled, {exactly(32)});
+  auto s = shared<f16>(32 * 8);
+  auto t = thread_id<0>();
+  copy_async<8>(s[t * 8u], inp[t * 8u], t % 4u != 3u);  // every fourth piece zeros
+  async_commit();
+  IRON_IF(wait == 1u) { async_wait(0); }
+  barrier();
+  g_early_read_line = __LINE__ + 1;
+  store(out[t], load(s[(t * 9u) % 256u]));
+  async_wait(0);
+}
+
 int g_slot_line = 0;
 IRON_KERNEL(frag_slot_past_the_end, (Out<f32> out)) {
   dispatch(tiled, {exactly(32)});
@@ -152,6 +168,48 @@ TEST(Fragments, SimulatorReportsAnElementPastTheEnd) {
   EXPECT_NE(std::string(found->what()).find("out-of-bounds frag.load of 'inp' at index 128"),
             std::string::npos)
       << found->what();
+}
+
+TEST(AsyncCopies, LandAtTheWaitWithZerosWhereNotValid) {
+  const ir::Kernel k = kernel_ir_for("async_roundtrip", DType::F32);
+  std::vector<double> in(256);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<double>(i % 50) - 20.0;
+  auto inp = sim_test::make_tensor(DType::F16, in);
+  auto out = sim_test::zeros(DType::F16, 32);
+  sim_test::run(k, {&inp, &out, sim_test::scalar(DType::U32, 1)}, one_simdgroup());
+  const std::vector<double> got = sim_test::read_tensor(out);
+  for (std::size_t t = 0; t < 32; ++t) {
+    const std::size_t i = (t * 9) % 256;
+    EXPECT_EQ(got[t], i / 8 % 4 == 3 ? 0.0 : in[i]) << t;
+  }
+}
+
+TEST(AsyncCopies, SimulatorReportsAReadBeforeTheWait) {
+  const ir::Kernel k = kernel_ir_for("async_roundtrip", DType::F32);
+  auto inp = sim_test::make_tensor(DType::F16, std::vector<double>(256, 1.0));
+  auto out = sim_test::zeros(DType::F16, 32);
+  const auto found =
+      sim_test::finding(k, {&inp, &out, sim_test::scalar(DType::U32, 0)}, one_simdgroup());
+  ASSERT_TRUE(found.has_value());
+  const std::string what = found->what();
+  EXPECT_NE(what.find("shared.load read of 'shm0' at index 0"), std::string::npos) << what;
+  EXPECT_NE(what.find("asynchronous copy into it has not been waited for"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find(kFile + std::to_string(g_early_read_line)), std::string::npos) << what;
+}
+
+TEST(AsyncCopies, LowerToCpAsyncOnCudaAndACopyOnMetal) {
+  const ir::Kernel k = kernel_ir_for("async_roundtrip", DType::F32);
+  const auto cuda = iron::codegen::compile_kernel(k, iron::codegen::TargetProfile::cuda(90));
+  EXPECT_NE(cuda.source.find("cp.async.cg.shared.global [%0], [%1], 16, %2;"), std::string::npos);
+  EXPECT_NE(cuda.source.find("cp.async.commit_group;"), std::string::npos);
+  EXPECT_NE(cuda.source.find("cp.async.wait_group 0;"), std::string::npos);
+  const auto metal = iron::codegen::compile_kernel(k, iron::codegen::TargetProfile::metal(31));
+  EXPECT_NE(metal.source.find("for (uint e = 0; e < 8u; ++e) {"), std::string::npos);
+  const std::string text = ir::print_kernel(k);
+  EXPECT_NE(text.find("copy.async @shm0[%"), std::string::npos) << text;
+  EXPECT_NE(text.find("async.wait 0"), std::string::npos) << text;
+  EXPECT_EQ(ir::print_kernel(ir::parse_kernel(text)), text);
 }
 
 TEST(Fragments, ASlotPastTheLanesElementsFailsTheTrace) {

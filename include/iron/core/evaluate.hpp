@@ -420,6 +420,9 @@ namespace detail {
     case OpKind::FragGet:
     case OpKind::FragSet:
     case OpKind::FragCoord:
+    case OpKind::CopyAsync:
+    case OpKind::AsyncCommit:
+    case OpKind::AsyncWait:
       break;
   }
   IRON_INTERNAL_ERROR("evaluate() of an op that is not lane-wise arithmetic");

@@ -73,6 +73,10 @@ struct Block {
 ///   (row-major) or offset + c·stride + r. FragMma: args=[d, a, b], d += a·b. FragGet/FragSet:
 ///   args=[fragment(, value)], ivalue = the lane's slot (fragment.hpp's lane map). FragCoord:
 ///   args=[fragment], ivalue = slot, axis 0 (its row) or 1 (its column), a u32.
+///   CopyAsync: shared (destination) and param (source tensor), args=[dst_index, src_index,
+///   valid], lanes = the elements of 16 bytes: the thread starts copying them (zeros when valid is
+///   false). AsyncCommit closes the thread's group of started copies; AsyncWait (ivalue = N)
+///   waits until at most N of its groups are unfinished.
 ///   For: args=[start, end, step], result = induction value, blocks=[body]; runs while i < end.
 ///   If: args=[cond], blocks=[then, else].
 struct Op {

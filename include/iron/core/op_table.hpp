@@ -52,7 +52,13 @@ enum class TypeRule : std::uint8_t {
   FragmentMultiply,  ///< frag.mma: an f32 accumulator and A, B fragments of one type that fit it
   FragmentElement,   ///< frag.get/set: a fragment and a slot it has; value and result of its type;
                      ///< frag.coord: a u32 row or column
+  AsyncCopy,         ///< copy.async: integer indices into shared memory and a tensor of one type,
+                     ///< 16 bytes, a bool that says whether to copy (else zeros)
+  AsyncGroup,        ///< async.commit, async.wait: no operands (wait: how many groups may remain)
 };
+
+/// The most copy groups async.wait may leave pending (the immediate of cp.async.wait_group).
+inline constexpr std::int64_t kMaxPendingGroups = 7;
 
 /// The most elements one register array (`regs`) may hold: beyond it, registers run out and
 /// the compiler would move the array to local memory.
@@ -164,7 +170,10 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(FragMma,                "frag.mma",                  Other,   3, 0, Forbidden, FragmentMultiply, kFragmentUpdate, "")                        \
   X(FragGet,                "frag.get",                  Other,   1, 0, Required,  FragmentElement,  kReadsMemory, "")                           \
   X(FragSet,                "frag.set",                  Other,   2, 0, Forbidden, FragmentElement,  kEffect | kWritesMemory, "")                \
-  X(FragCoord,              "frag.coord",                Other,   1, 0, Required,  FragmentElement,  kPure, "")
+  X(FragCoord,              "frag.coord",                Other,   1, 0, Required,  FragmentElement,  kPure, "")                                  \
+  X(CopyAsync,              "copy.async",                Other,   3, 0, Forbidden, AsyncCopy,        kEffect | kReadsMemory | kWritesMemory, "") \
+  X(AsyncCommit,            "async.commit",              Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory, "")                \
+  X(AsyncWait,              "async.wait",                Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory, "")
 // clang-format on
 
 enum class OpKind : std::uint8_t {
@@ -249,6 +258,8 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
     case TypeRule::FragmentAccess:
     case TypeRule::FragmentMultiply:
     case TypeRule::FragmentElement:
+    case TypeRule::AsyncCopy:
+    case TypeRule::AsyncGroup:
       return true;
   }
   return false;
@@ -257,6 +268,12 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
 /// Whether an op of kind `k` is defined on values of type `t`: its type rule allows `t`. The
 /// verifier, constant folding and the simulator all ask this, so they cannot disagree.
 constexpr bool op_defined_on(OpKind k, DType t) { return type_rule_allows(op_info(k).types, t); }
+
+/// Whether the text form writes the op's type (` : T`): not for the ops whose type means nothing
+/// (barrier, async.commit, async.wait).
+constexpr bool op_has_type(OpKind k) {
+  return k != OpKind::Barrier && k != OpKind::AsyncCommit && k != OpKind::AsyncWait;
+}
 
 /// What an op holds besides its operands and blocks: the part of an op that the text form
 /// spells out and the structural hash reads.
@@ -273,6 +290,8 @@ enum class OpAttributes : std::uint8_t {
   Fragment,        ///< a fragment's role and shape (fragment)
   FragmentMemory,  ///< a tensor parameter (param) or shared allocation (shared), and a layout
   FragmentSlot,    ///< a lane's slot of a fragment (ivalue); frag.coord: and row or col (axis)
+  AsyncCopy,       ///< the shared allocation written (shared) and the tensor read (param)
+  Pending,         ///< async.wait: the copy groups that may stay pending (ivalue)
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -301,6 +320,10 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return OpAttributes::FragmentMemory;
     case TypeRule::FragmentElement:
       return OpAttributes::FragmentSlot;
+    case TypeRule::AsyncCopy:
+      return OpAttributes::AsyncCopy;
+    case TypeRule::AsyncGroup:
+      return k == OpKind::AsyncWait ? OpAttributes::Pending : OpAttributes::None;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:
     case TypeRule::Integer:

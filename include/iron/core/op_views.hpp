@@ -157,6 +157,17 @@ class FragSlotOp : public OpView<O> {
   bool column() const { return this->op().axis == 1; }
 };
 
+/// copy.async: `lanes` elements (16 bytes) from the tensor at `source()` to shared memory at
+/// `destination()`, or zeros when `valid()` is false.
+template <class O>
+class CopyAsyncOp : public OpView<O> {
+ public:
+  explicit CopyAsyncOp(O& op) : OpView<O>(op, op.kind == OpKind::CopyAsync) {}
+  typename OpView<O>::Id& destination() const { return this->arg(0); }
+  typename OpView<O>::Id& source() const { return this->arg(1); }
+  typename OpView<O>::Id& valid() const { return this->arg(2); }
+};
+
 /// A simd shuffle or broadcast: `value` moved across lanes by `lane` (a lane, mask or delta).
 template <class O>
 class SimdMoveOp : public OpView<O> {

@@ -189,6 +189,40 @@ void store_lanes(const detail::ElementRef<T, true>& ref, const std::array<Expr<T
   detail::record_lanes_store(ref.param, ref.shared, ref.index, ids, dtype_of<T>);
 }
 
+namespace detail {
+void record_copy_async(int shared, ir::ValueId to, int param, ir::ValueId from, ir::ValueId valid,
+                       DType type, std::uint8_t lanes);
+void record_async_group(bool wait, std::int64_t pending);
+}  // namespace detail
+
+/// Starts copying the 16 bytes at `src` (W elements) to `dst` in shared memory, or zeros when
+/// `valid` is false (then nothing is read): cp.async on CUDA, a plain copy on Metal. Both
+/// indices are multiples of W. The copy lands at an async_wait() that leaves its group done;
+/// reading or writing those shared elements before that is reported by the simulator.
+template <std::size_t W, Element T, bool Writable>
+requires(W* lane_bytes<T>() ==
+         16) void copy_async(const detail::ElementRef<T, true>& dst,
+                             const detail::ElementRef<T, Writable>& src,
+                             detail::Operand<bool> valid,
+                             SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_copy_async(dst.shared, dst.index, src.param, src.index, valid.id(), dtype_of<T>,
+                            static_cast<std::uint8_t>(W));
+}
+
+/// Closes the calling thread's group of started copies.
+inline void async_commit(SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_async_group(false, 0);
+}
+
+/// Waits until at most `pending` (0 … 7) of the calling thread's copy groups are unfinished.
+/// Other threads see the copies after a barrier that follows.
+inline void async_wait(std::int64_t pending, SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_async_group(true, pending);
+}
+
 /// Storing into an input tensor is a compile error: mark the parameter Out<T>.
 template <Element T, class X>
 void store(const detail::ElementRef<T, false>& ref, const X& value,

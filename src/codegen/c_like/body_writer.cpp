@@ -74,6 +74,9 @@ class BodyWriter {
         {OpKind::FragStore, &BodyWriter::fragment_access},
         {OpKind::FragMma, &BodyWriter::fragment_product},
         {OpKind::FragSet, &BodyWriter::fragment_element},
+        {OpKind::CopyAsync, &BodyWriter::async_copy},
+        {OpKind::AsyncCommit, &BodyWriter::async_group},
+        {OpKind::AsyncWait, &BodyWriter::async_group},
     };
     for (const auto& [kind, writer] : kStatements) {
       if (kind == op.kind) return (this->*writer)(op);
@@ -114,6 +117,31 @@ class BodyWriter {
     return values_.fragment(fragment);
   }
 
+  void async_copy(const ir::Op& op) {
+    const ir::CopyAsyncOp copy(op);
+    Access dst;
+    dst.space = Space::Shared;
+    dst.base = cx_.kernel.shared.at(static_cast<std::size_t>(op.shared)).name;
+    dst.index = values_.name(copy.destination());
+    dst.type = op.type;
+    dst.lanes = op.lanes;
+    Access src = access_of_target(op);
+    src.index = values_.name(copy.source());
+    src.type = op.type;
+    src.lanes = op.lanes;
+    for (const std::string& s :
+         cx_.dialect.async_copy(dst, src, values_.name(copy.valid()), cx_.needs)) {
+      line(s, op.loc);
+    }
+  }
+
+  void async_group(const ir::Op& op) {
+    line(op.kind == OpKind::AsyncCommit
+             ? cx_.dialect.async_commit(cx_.needs)
+             : cx_.dialect.async_wait(static_cast<int>(op.ivalue), cx_.needs),
+         op.loc);
+  }
+
   void fragment_element(const ir::Op& op) {
     const ir::FragSlotOp set(op);
     const std::string element = cx_.dialect.fragment_element(
@@ -136,10 +164,11 @@ class BodyWriter {
     line(cx_.dialect.fragment_access(f, cx_.needs), op.loc);
   }
 
-  /// The tensor or shared allocation a fragment access reads or writes.
+  /// The tensor or shared allocation a fragment access reads or writes; the tensor a copy.async
+  /// reads.
   Access access_of_target(const ir::Op& op) const {
     Access a;
-    if (op.shared >= 0) {
+    if (op.shared >= 0 && op.kind != OpKind::CopyAsync) {
       a.space = Space::Shared;
       a.base = cx_.kernel.shared.at(static_cast<std::size_t>(op.shared)).name;
       return a;

@@ -135,6 +135,16 @@ class Dialect {
   /// use it, so it must be 16-byte aligned.
   virtual std::string shared_declaration(const ir::SharedAlloc& s, bool vector_access) const = 0;
 
+  // Asynchronous copies (docs/tensor-cores.md).
+
+  /// The statements of a copy.async of `lanes` elements (16 bytes) from src to dst (shared), or
+  /// of zeros when the bool expression `valid` is false.
+  virtual std::vector<std::string> async_copy(const Access& dst, const Access& src,
+                                              const std::string& valid, Needs& needs) const = 0;
+  /// async.commit, and async.wait for all but `pending` groups.
+  virtual std::string async_commit(Needs& needs) const = 0;
+  virtual std::string async_wait(int pending, Needs& needs) const = 0;
+
   // Tensor-core fragments (docs/tensor-cores.md): each dialect lowers them with its strategy.
 
   /// The statements declaring fragment `name` of `shape` and element type `t`, every element

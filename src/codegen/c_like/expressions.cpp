@@ -139,6 +139,9 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
       return cx.dialect.fragment_coord(cx.values.name(f), cx.values.fragment(f), coord.slot(),
                                        coord.column(), cx.needs);
     }
+    case OpKind::CopyAsync:
+    case OpKind::AsyncCommit:
+    case OpKind::AsyncWait:
     case OpKind::FragDecl:
     case OpKind::FragLoad:
     case OpKind::FragStore:

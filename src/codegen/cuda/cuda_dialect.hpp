@@ -27,6 +27,11 @@ class CudaDialect final : public c_like::Dialect {
                      c_like::Needs& needs) const override;
   std::string barrier() const override;
   std::string shared_declaration(const ir::SharedAlloc& s, bool vector_access) const override;
+  std::vector<std::string> async_copy(const c_like::Access& dst, const c_like::Access& src,
+                                      const std::string& valid,
+                                      c_like::Needs& needs) const override;
+  std::string async_commit(c_like::Needs& needs) const override;
+  std::string async_wait(int pending, c_like::Needs& needs) const override;
   std::vector<std::string> fragment_declaration(const std::string& name,
                                                 const ir::FragmentShape& shape, DType t,
                                                 const std::string& init,

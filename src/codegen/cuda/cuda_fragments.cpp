@@ -44,6 +44,16 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return COL ? off + c * ld + r : off + r * ld + c;
 }
 )"},
+      {"iron_copy_async",
+       {},
+       R"(// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
+// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+__device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
+  const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+}
+)"},
       {"iron_frag_fill",
        {"iron_frag"},
        R"(// Every element of f set to v.
@@ -274,6 +284,23 @@ std::string CudaDialect::fragment_product(const c_like::FragmentProduct& p,
   const std::string helper = tensor_cores ? "iron_frag_mma_sync" : "iron_frag_mma_software";
   needs.helpers.insert(helper);
   return fmt::format("{}({}, {}, {});", helper, p.d, p.a, p.b);
+}
+
+std::vector<std::string> CudaDialect::async_copy(const c_like::Access& dst,
+                                                 const c_like::Access& src,
+                                                 const std::string& valid,
+                                                 c_like::Needs& needs) const {
+  needs.helpers.insert("iron_copy_async");
+  return {fmt::format("iron_copy_async({} + {}, {} + {}, {});", dst.base, dst.index, src.base,
+                      src.index, valid)};
+}
+
+std::string CudaDialect::async_commit(c_like::Needs&) const {
+  return R"(asm volatile("cp.async.commit_group;" ::: "memory");)";
+}
+
+std::string CudaDialect::async_wait(int pending, c_like::Needs&) const {
+  return fmt::format(R"(asm volatile("cp.async.wait_group {};" ::: "memory");)", pending);
 }
 
 std::string CudaDialect::fragment_element(const std::string& name, const ir::FragmentShape&, DType,

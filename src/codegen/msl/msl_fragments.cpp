@@ -112,6 +112,25 @@ std::string MslDialect::fragment_product(const c_like::FragmentProduct& p,
   return fmt::format("iron_frag_mma({}, {}, {});", p.d, p.a, p.b);
 }
 
+std::vector<std::string> MslDialect::async_copy(const c_like::Access& dst,
+                                                const c_like::Access& src, const std::string& valid,
+                                                c_like::Needs&) const {
+  // Metal has no asynchronous copy a kernel can wait for by groups: copy now (the barrier that
+  // must follow the wait makes it visible, as on CUDA).
+  return {fmt::format("for (uint e = 0; e < {}u; ++e) {{", src.lanes),
+          fmt::format("  {}[{} + e] = {} ? {}[{} + e] : {}(0);", dst.base, dst.index, valid,
+                      src.base, src.index, type(src.type)),
+          "}"};
+}
+
+std::string MslDialect::async_commit(c_like::Needs&) const {
+  return "// async.commit: the copies above are done";
+}
+
+std::string MslDialect::async_wait(int pending, c_like::Needs&) const {
+  return fmt::format("// async.wait {}: the copies above are done", pending);
+}
+
 std::string MslDialect::fragment_element(const std::string& name, const ir::FragmentShape& shape,
                                          DType, std::uint32_t slot) const {
   const std::uint32_t tile = slot / 2, across = shape.cols / 8;

@@ -39,6 +39,10 @@ class Marker {
       const bool memory =
           in.exec == Exec::Load || in.exec == Exec::Store || in.exec == Exec::Atomic;
       if (memory) push(ir::AccessOp(*in.op).index());
+      if (in.exec == Exec::CopyAsync) {
+        push(ir::CopyAsyncOp(*in.op).destination());
+        push(ir::CopyAsyncOp(*in.op).source());
+      }
       if (in.exec == Exec::FragLoad || in.exec == Exec::FragStore) {
         push(ir::FragAccessOp(*in.op).offset());
         push(ir::FragAccessOp(*in.op).stride());

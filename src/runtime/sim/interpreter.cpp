@@ -29,6 +29,8 @@ GroupRunner::GroupRunner(const Program& program, const Bindings& bindings, const
   wraps_.assign(values_.size(), 0);
   last_wrap_.resize(threads_);
   masks_.assign(2 * std::size_t{program.depth}, std::vector<std::uint32_t>(threads_));
+  open_copies_.resize(threads_);
+  committed_copies_.resize(threads_);
 }
 
 void GroupRunner::run(const Dim3& group, std::uint64_t linear) {
@@ -38,7 +40,12 @@ void GroupRunner::run(const Dim3& group, std::uint64_t linear) {
   ++interval_;
   trips_ = 0;
   shared_.start_group();
+  for (std::uint32_t t = 0; t < threads_; ++t) {
+    open_copies_[t].clear();
+    committed_copies_[t].clear();
+  }
   exec(program_.main, all_, 0);
+  check_copies_landed();
 }
 
 void GroupRunner::exec(Range block, Active active, std::uint32_t depth) {
@@ -78,6 +85,12 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
     case Exec::FragSet:
     case Exec::FragCoord:
       return frag_element(in, active);
+    case Exec::CopyAsync:
+      return copy_async(in, active);
+    case Exec::AsyncCommit:
+      return async_commit(active);
+    case Exec::AsyncWait:
+      return async_wait(in, active);
     case Exec::Load:
       return load(in, active);
     case Exec::Store:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,22 @@ class GroupRunner {
                                std::int64_t stride, const ir::FragmentCoord& at,
                                std::uint64_t count);
 
+  // async_copies.cpp
+  /// copy.async: checks both ends, reads the source and marks the destination pending.
+  void copy_async(const Instr& in, Active active);
+  void async_commit(Active active);
+  /// async.wait: writes each thread's oldest groups until at most N remain.
+  void async_wait(const Instr& in, Active active);
+  /// Reports a thread that ends the group with copies it never waited for.
+  void check_copies_landed();
+  /// A started copy: `lanes` values for shared elements `index` … of copy.async `instr`.
+  struct PendingCopy {
+    std::uint32_t instr = 0;
+    std::uint32_t index = 0;
+    std::uint32_t lanes = 0;
+    Slot values[16] = {};
+  };
+
   // collective.cpp
   /// Calls fn(first, lanes) for each simdgroup of `active`: threads first .. first + lanes - 1;
   /// reports a simdgroup that `in` reached with only some of its lanes.
@@ -118,7 +135,10 @@ class GroupRunner {
     Slot a = 0, b = 0;
   };
   std::vector<Wrap> last_wrap_;
-  std::vector<std::vector<std::uint32_t>> masks_;  // two per nesting depth
+  std::vector<std::vector<std::uint32_t>> masks_;      // two per nesting depth
+  std::vector<std::vector<PendingCopy>> open_copies_;  ///< per thread: not yet committed
+  std::vector<std::deque<std::vector<PendingCopy>>>
+      committed_copies_;  ///< per thread, oldest first
   SharedMemory shared_;
   TensorShadow& shadow_;
   Reporter report_;

@@ -58,6 +58,14 @@ class SharedMemory {
   }
   void mark_written(int alloc, std::uint32_t index) { allocs_[alloc].written[index] = group_; }
 
+  /// Whether an asynchronous copy into the element has started and not been waited for.
+  bool pending(int alloc, std::uint32_t index) const {
+    return allocs_[alloc].pending[index] == group_;
+  }
+  void set_pending(int alloc, std::uint32_t index, bool pending) {
+    allocs_[alloc].pending[index] = pending ? group_ : 0;
+  }
+
  private:
   // Who touched one element in the current barrier interval (two distinct readers and two
   // distinct atomic users are enough to name one that is not the thread asking).
@@ -73,6 +81,7 @@ class SharedMemory {
     std::vector<Slot> data;
     std::vector<Cell> cells;
     std::vector<std::uint32_t> written;  ///< the group stamp of the element's last store
+    std::vector<std::uint32_t> pending;  ///< the group stamp while a copy into it is pending
   };
 
   std::vector<Alloc> allocs_;

@@ -37,6 +37,10 @@ const std::string& GroupRunner::buffer_name(const Instr& in) const {
 
 void GroupRunner::record_shared(const Instr& in, std::uint32_t thread, std::uint32_t index,
                                 Access access) {
+  if (shared_.pending(in.buffer, index)) {
+    throw report_.pending_copy(in, thread, access, program_.kernel->shared[in.buffer].name, index,
+                               shared_.size(in.buffer));
+  }
   if (auto first = shared_.record(in.buffer, index, thread, access, instr_index(in))) {
     throw report_.race(in, thread, access, *first, program_.kernel->shared[in.buffer].name, index,
                        shared_.size(in.buffer));

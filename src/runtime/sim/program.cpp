@@ -68,6 +68,10 @@ constexpr Exec exec_of(OpKind k) {
       return k == OpKind::FragStore ? Exec::FragStore : Exec::FragLoad;
     case TypeRule::FragmentMultiply:
       return Exec::FragMma;
+    case TypeRule::AsyncCopy:
+      return Exec::CopyAsync;
+    case TypeRule::AsyncGroup:
+      return k == OpKind::AsyncWait ? Exec::AsyncWait : Exec::AsyncCommit;
     case TypeRule::FragmentElement:
       if (k == OpKind::FragCoord) return Exec::FragCoord;
       return info.has(ir::kWritesMemory) ? Exec::FragSet : Exec::FragGet;
@@ -187,6 +191,18 @@ class Compiler {
         in.args[0] = vectors_[slot.fragment()].first_row;
         break;
       }
+      case Exec::CopyAsync:
+        in.buffer = op.shared;
+        in.on_shared = true;
+        in.source = op.param;
+        in.on_output = ir::is_output(k_.params[op.param].kind);
+        p_.tensor_use[op.param].loaded = true;
+        break;
+      case Exec::AsyncWait:
+        in.inner = static_cast<std::uint32_t>(op.ivalue);
+        break;
+      case Exec::AsyncCommit:
+        break;
       case Exec::FragMma: {
         const ir::FragMmaOp mma(op);
         in.fragment = fragments_[mma.d()];

@@ -35,6 +35,9 @@ enum class Exec : std::uint8_t {
   FragGet,       ///< frag.get: the lane's element in a slot
   FragSet,       ///< frag.set
   FragCoord,     ///< frag.coord: the row or column of the lane's element in a slot
+  CopyAsync,     ///< copy.async: starts a thread's copy into shared memory
+  AsyncCommit,   ///< async.commit
+  AsyncWait,     ///< async.wait: lands a thread's oldest copy groups
   Load,          ///< load, shared.load
   Store,         ///< store, shared.store
   Atomic,        ///< atomic.*
@@ -73,6 +76,7 @@ struct Instr {
   std::uint32_t lane_args =
       0;                       ///< vector store: its values' rows start at Program::lane_args[this]
   int buffer = -1;             ///< parameter index (tensor or constexpr) or shared index
+  int source = -1;             ///< copy.async: the tensor it reads (buffer: the allocation)
   Slot imm = 0;                ///< Const value
   Range body, other;           ///< For: body; If: then, else
   const ir::Op* op = nullptr;  ///< the source op, for messages

@@ -95,6 +95,26 @@ SimError Reporter::fragment_misaligned(const Instr& in, std::uint32_t first,
                   thread_text(first), where(in)));
 }
 
+SimError Reporter::pending_copy(const Instr& in, std::uint32_t thread, Access access,
+                                std::string_view alloc, std::uint32_t index,
+                                std::uint32_t count) const {
+  const std::string_view what = access == Access::Read ? "read" : "write";
+  return SimError(SimError::Kind::SharedRace,
+                  fmt::format("{}: {} {} of '{}' at index {} ('{}' has {} elements) while an "
+                              "asynchronous copy into it has not been waited for (async.wait), "
+                              "by {} {}",
+                              program_.kernel->name, ir::op_name(in.kind), what, alloc, index,
+                              alloc, count, thread_text(thread), where(in)));
+}
+
+SimError Reporter::copies_not_waited(const Instr& first, std::uint32_t thread,
+                                     std::size_t copies) const {
+  return SimError(SimError::Kind::UninitializedRead,
+                  fmt::format("{}: {} ends with {} asynchronous copies it never waited for "
+                              "(async.wait), the first started {}",
+                              program_.kernel->name, thread_text(thread), copies, where(first)));
+}
+
 SimError Reporter::race(const Instr& in, std::uint32_t thread, Access access, const Conflict& first,
                         std::string_view alloc, std::uint32_t index, std::uint32_t count) const {
   return SimError(

@@ -55,6 +55,12 @@ class Reporter {
   /// multiple of 8 elements (its rows of 8 are read 16 bytes at a time).
   SimError fragment_misaligned(const Instr& in, std::uint32_t first, std::string_view buffer,
                                std::int64_t offset, std::int64_t stride) const;
+  /// An access of a shared element an asynchronous copy will write, before the copy's async.wait.
+  SimError pending_copy(const Instr& in, std::uint32_t thread, Access access,
+                        std::string_view alloc, std::uint32_t index, std::uint32_t count) const;
+  /// A thread that ends the group with `copies` asynchronous copies it never waited for, the
+  /// first one started by `first`.
+  SimError copies_not_waited(const Instr& first, std::uint32_t thread, std::size_t copies) const;
   SimError zero_step(const Instr& in, std::uint32_t thread, Slot start, Slot end) const;
   SimError runaway(const Instr& in, std::uint64_t budget, std::uint32_t thread, Slot i, Slot end,
                    Slot step) const;
