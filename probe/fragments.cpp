@@ -160,10 +160,13 @@ float at(const std::vector<float>& x, std::size_t rows, std::size_t cols, bool c
 
 testing::TestSetup mma_probe(const std::string& kernel, bool a_col, bool b_col, DType dt,
                              testing::Rng& rng, Values values) {
-  const auto a = values(kM * kK, rng);
-  const auto b = values(kK * kN, rng);
-  const auto c = values(kM * kN, rng);
-  std::vector<float> want(kM * kN);
+  constexpr std::size_t kSizeA = std::size_t{kM} * kK;
+  constexpr std::size_t kSizeB = std::size_t{kK} * kN;
+  constexpr std::size_t kSizeC = std::size_t{kM} * kN;
+  const auto a = values(kSizeA, rng);
+  const auto b = values(kSizeB, rng);
+  const auto c = values(kSizeC, rng);
+  std::vector<float> want(kSizeC);
   for (std::size_t i = 0; i < kM; ++i) {
     for (std::size_t j = 0; j < kN; ++j) {
       double sum = c[i * kN + j];
@@ -176,7 +179,7 @@ testing::TestSetup mma_probe(const std::string& kernel, bool a_col, bool b_col, 
       .input("a", a)
       .input("b", b)
       .input("c", c)
-      .output("out", kM * kN)
+      .output("out", kSizeC)
       .expect("out", want)
       .tolerance(testing::tolerance::exact())
       .grid({{1, 1, 1}, {32, 1, 1}});

@@ -231,7 +231,8 @@ std::vector<float> gemm_oracle(const std::vector<float>& a, const std::vector<fl
 /// The largest Σ_p |a[i, p] · b(p, j)|: the scale of the error bound.
 double max_abs_dot(const std::vector<float>& a, const std::vector<float>& b, std::size_t m,
                    std::size_t n, std::size_t k, bool b_rows) {
-  std::vector<float> abs_a(a.size()), abs_b(b.size());
+  std::vector<float> abs_a(a.size());
+  std::vector<float> abs_b(b.size());
   for (std::size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
   for (std::size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
   const std::vector<float> sums = gemm_oracle(abs_a, abs_b, m, n, k, b_rows, 1.0);

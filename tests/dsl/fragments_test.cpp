@@ -113,7 +113,8 @@ TEST(Fragments, TraceAsFragOpsAndPrintParseBack) {
 
 TEST(Fragments, SimulatorMultipliesExactly) {
   const ir::Kernel k = kernel_ir_for("frag_product", DType::F32);
-  const std::vector<double> a = iota(256, 1.0), b = iota(128, 0.5);
+  const std::vector<double> a = iota(256, 1.0);
+  const std::vector<double> b = iota(128, 0.5);
   auto ta = sim_test::make_tensor(DType::F16, a);
   auto tb = sim_test::make_tensor(DType::F16, b);
   auto out = sim_test::zeros(DType::F32, 128);

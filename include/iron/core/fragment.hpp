@@ -64,11 +64,13 @@ struct FragmentCoord {
 constexpr FragmentCoord fragment_coord(const FragmentShape& s, std::uint32_t lane,
                                        std::uint32_t slot) {
   const std::uint32_t per_tile = tile_elements_per_lane(s.role);
-  const std::uint32_t tile = slot / per_tile, e = slot % per_tile;
+  const std::uint32_t tile = slot / per_tile;
+  const std::uint32_t e = slot % per_tile;
   const std::uint32_t tiles_across = s.cols / tile_cols(s.role);
   const std::uint32_t row0 = tile / tiles_across * tile_rows(s.role);
   const std::uint32_t col0 = tile % tiles_across * tile_cols(s.role);
-  const std::uint32_t g = lane / 4, t = lane % 4;
+  const std::uint32_t g = lane / 4;
+  const std::uint32_t t = lane % 4;
   switch (s.role) {
     case FragmentRole::A:
       return {row0 + g + 8 * ((e >> 1) & 1), col0 + 2 * t + (e & 1) + 8 * (e >> 2)};

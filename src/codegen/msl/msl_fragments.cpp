@@ -133,7 +133,8 @@ std::string MslDialect::async_wait(int pending, c_like::Needs&) const {
 
 std::string MslDialect::fragment_element(const std::string& name, const ir::FragmentShape& shape,
                                          DType, std::uint32_t slot) const {
-  const std::uint32_t tile = slot / 2, across = shape.cols / 8;
+  const std::uint32_t tile = slot / 2;
+  const std::uint32_t across = shape.cols / 8;
   return fmt::format("{}.m[{}][{}].thread_elements()[{}]", name, tile / across, tile % across,
                      slot % 2);
 }

@@ -20,7 +20,7 @@ void GroupRunner::copy_async(const Instr& in, Active active) {
         throw report_.out_of_bounds(in, t, program_.kernel->params[in.source].name, from,
                                     view.count);
       }
-      if (from % in.lanes != 0) {
+      if (in.lanes > 1 && from % in.lanes != 0) {
         throw report_.misaligned(in, t, program_.kernel->params[in.source].name, from);
       }
       with_type(in.type, [&](auto d) {

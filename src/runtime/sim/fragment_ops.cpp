@@ -21,7 +21,8 @@ std::uint32_t GroupRunner::fragment_index(const Instr& in, std::uint32_t thread,
                                           std::int64_t offset, std::int64_t stride,
                                           const ir::FragmentCoord& at, std::uint64_t count) {
   const bool col = in.layout == ir::MatrixLayout::ColMajor;
-  const std::int64_t r = at.row, c = at.col;
+  const std::int64_t r = at.row;
+  const std::int64_t c = at.col;
   const std::int64_t i = col ? offset + c * stride + r : offset + r * stride + c;
   if (i < 0 || static_cast<std::uint64_t>(i) >= count) {
     throw report_.out_of_bounds(in, thread, buffer_name(in), i, count);
@@ -84,10 +85,14 @@ void GroupRunner::frag_access(const Instr& in, Active active) {
 
 void GroupRunner::frag_mma(const Instr& in, Active active) {
   const ir::FragmentShape& ds = in.fragment;
-  const std::uint32_t m = ds.rows, n = ds.cols, k = in.inner;
+  const std::uint32_t m = ds.rows;
+  const std::uint32_t n = ds.cols;
+  const std::uint32_t k = in.inner;
   const ir::FragmentShape as{ir::FragmentRole::A, m, k};
   const ir::FragmentShape bs{ir::FragmentRole::B, k, n};
-  std::vector<float> a(std::size_t{m} * k), b(std::size_t{k} * n), d(std::size_t{m} * n);
+  std::vector<float> a(std::size_t{m} * k);
+  std::vector<float> b(std::size_t{k} * n);
+  std::vector<float> d(std::size_t{m} * n);
   // Gathers (or scatters, when `out`) the logical matrix of a fragment from its lanes' rows.
   auto visit = [&](const ir::FragmentShape& s, std::uint32_t first_row, std::uint32_t first,
                    std::vector<float>& matrix, bool out) {
