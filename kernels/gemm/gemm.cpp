@@ -184,19 +184,17 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
 IRON_KERNEL_VARIANT(iron_gemm, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm, nk, MatrixLayout::ColMajor);
 
-/// A group per 128×64 tile of out.
-IRON_GEOMETRY(iron_gemm_kn) {
+namespace {
+/// A group per 128×64 tile of out, in both layouts.
+dsl::Geometry gemm_geometry(const dsl::GeometryQuery& q) {
   const auto tiles = [](std::uint64_t size, std::uint64_t tile) {
     return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + tile - 1) / tile, 1));
   };
   return {{tiles(q.constant("n"), kBN), tiles(q.constant("m"), kBM), 1}, {kThreads, 1, 1}};
 }
-IRON_GEOMETRY(iron_gemm_nk) {
-  const auto tiles = [](std::uint64_t size, std::uint64_t tile) {
-    return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + tile - 1) / tile, 1));
-  };
-  return {{tiles(q.constant("n"), kBN), tiles(q.constant("m"), kBM), 1}, {kThreads, 1, 1}};
-}
+}  // namespace
+IRON_GEOMETRY(iron_gemm_kn) { return gemm_geometry(q); }
+IRON_GEOMETRY(iron_gemm_nk) { return gemm_geometry(q); }
 
 }  // namespace iron::kernels
 

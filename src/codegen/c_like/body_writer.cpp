@@ -119,16 +119,14 @@ class BodyWriter {
 
   void async_copy(const ir::Op& op) {
     const ir::CopyAsyncOp copy(op);
-    Access dst;
-    dst.space = Space::Shared;
-    dst.base = cx_.kernel.shared.at(static_cast<std::size_t>(op.shared)).name;
+    Access dst = target_of(-1, op.shared, cx_);
+    Access src = target_of(op.param, -1, cx_);
     dst.index = values_.name(copy.destination());
-    dst.type = op.type;
-    dst.lanes = op.lanes;
-    Access src = access_of_target(op);
     src.index = values_.name(copy.source());
-    src.type = op.type;
-    src.lanes = op.lanes;
+    for (Access* a : {&dst, &src}) {
+      a->type = op.type;
+      a->lanes = op.lanes;
+    }
     for (const std::string& s :
          cx_.dialect.async_copy(dst, src, values_.name(copy.valid()), cx_.needs)) {
       line(s, op.loc);
@@ -151,7 +149,7 @@ class BodyWriter {
 
   void fragment_access(const ir::Op& op) {
     const ir::FragAccessOp access(op);
-    Access memory = access_of_target(op);
+    const Access memory = target_of(op.param, op.shared, cx_);
     c_like::FragmentAccess f{.fragment = values_.name(access.fragment()),
                              .shape = shape_of(access.fragment()),
                              .type = op.type,
@@ -162,21 +160,6 @@ class BodyWriter {
                              .layout = access.layout(),
                              .store = access.is_store()};
     line(cx_.dialect.fragment_access(f, cx_.needs), op.loc);
-  }
-
-  /// The tensor or shared allocation a fragment access reads or writes; the tensor a copy.async
-  /// reads.
-  Access access_of_target(const ir::Op& op) const {
-    Access a;
-    if (op.shared >= 0 && op.kind != OpKind::CopyAsync) {
-      a.space = Space::Shared;
-      a.base = cx_.kernel.shared.at(static_cast<std::size_t>(op.shared)).name;
-      return a;
-    }
-    const ir::Param& p = cx_.kernel.params.at(static_cast<std::size_t>(op.param));
-    a.space = p.kind == ir::ParamKind::Input ? Space::Input : Space::Output;
-    a.base = p.name;
-    return a;
   }
 
   void fragment_product(const ir::Op& op) {

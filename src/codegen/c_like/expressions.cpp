@@ -12,17 +12,22 @@ namespace iron::codegen::c_like {
 
 using ir::OpKind;
 
-Access access_of(const ir::Op& op, const Context& cx) {
+Access target_of(int param, int shared, const Context& cx) {
   Access a;
-  if (op.shared >= 0) {
+  if (shared >= 0) {
     a.space = Space::Shared;
-    a.base = cx.kernel.shared.at(static_cast<std::size_t>(op.shared)).name;
-  } else {
-    const ir::Param& p = cx.kernel.params.at(static_cast<std::size_t>(op.param));
-    IRON_INTERNAL_ASSERT(p.kind != ir::ParamKind::Constexpr, "memory access to a constexpr");
-    a.space = p.kind == ir::ParamKind::Input ? Space::Input : Space::Output;
-    a.base = p.name;
+    a.base = cx.kernel.shared.at(static_cast<std::size_t>(shared)).name;
+    return a;
   }
+  const ir::Param& p = cx.kernel.params.at(static_cast<std::size_t>(param));
+  IRON_INTERNAL_ASSERT(p.kind != ir::ParamKind::Constexpr, "memory access to a constexpr");
+  a.space = p.kind == ir::ParamKind::Input ? Space::Input : Space::Output;
+  a.base = p.name;
+  return a;
+}
+
+Access access_of(const ir::Op& op, const Context& cx) {
+  Access a = target_of(op.param, op.shared, cx);
   a.index = cx.values.name(ir::AccessOp(op).index());
   a.type = op.type;
   a.lanes = op.lanes;

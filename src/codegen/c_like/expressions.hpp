@@ -10,6 +10,10 @@ namespace iron::codegen::c_like {
 /// The target of a load, store or atomic: a tensor parameter or a shared allocation.
 Access access_of(const ir::Op& op, const Context& cx);
 
+/// Shared allocation `shared` when it is one (>= 0), else tensor parameter `param`: an access's
+/// space and base, without its index.
+Access target_of(int param, int shared, const Context& cx);
+
 /// The 4-byte type a constexpr of type `t` is passed as: f32 for floats, i32 for signed and u32
 /// for unsigned integers and bools; the kernel converts it where it reads it.
 DType constexpr_carrier(DType t);
