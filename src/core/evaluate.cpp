@@ -56,6 +56,7 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types) {
     case TypeRule::FragmentAccess:
     case TypeRule::FragmentMultiply:
     case TypeRule::FragmentElement:
+    case TypeRule::FragmentTransform:
     case TypeRule::AsyncCopy:
     case TypeRule::AsyncGroup:
       return false;

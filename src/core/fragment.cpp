@@ -1,4 +1,4 @@
-/// Names of fragment roles and matrix layouts in the text IR.
+/// Names of fragment roles, matrix layouts and row reductions in the text IR.
 #include "iron/core/fragment.hpp"
 
 #include <array>
@@ -8,6 +8,7 @@ namespace {
 
 constexpr std::array<std::string_view, 3> kRoleNames = {"a", "b", "acc"};
 constexpr std::array<std::string_view, 2> kLayoutNames = {"row", "col"};
+constexpr std::array<std::string_view, 2> kReductionNames = {"max", "sum"};
 
 }  // namespace
 
@@ -29,6 +30,17 @@ std::string_view matrix_layout_name(MatrixLayout l) {
 std::optional<MatrixLayout> parse_matrix_layout(std::string_view name) {
   for (std::size_t i = 0; i < kLayoutNames.size(); ++i) {
     if (kLayoutNames[i] == name) return static_cast<MatrixLayout>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view row_reduction_name(RowReduction r) {
+  return kReductionNames[static_cast<std::size_t>(r)];
+}
+
+std::optional<RowReduction> parse_row_reduction(std::string_view name) {
+  for (std::size_t i = 0; i < kReductionNames.size(); ++i) {
+    if (kReductionNames[i] == name) return static_cast<RowReduction>(i);
   }
   return std::nullopt;
 }

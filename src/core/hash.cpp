@@ -125,6 +125,7 @@ class Hasher {
         return;
       case OpAttributes::Lane:
       case OpAttributes::Count:
+      case OpAttributes::Reduction:
         u64(static_cast<std::uint64_t>(op.ivalue));
         return;
       case OpAttributes::Constexpr:

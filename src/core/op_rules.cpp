@@ -123,11 +123,14 @@ class TypeCheck {
           fail("waits for all but 0 to {} groups, not {}", kMaxPendingGroups, op_.ivalue);
         }
         break;
+      case TypeRule::FragmentTransform:
+        fragment_transform();
+        break;
       case TypeRule::FragmentElement:
         if (op_.kind == OpKind::FragCoord) {
           if (op_.type != DType::U32) fail("a coordinate is a u32, not {}", dtype_name(op_.type));
           if (op_.axis > 1) fail("axis {} is neither the row (0) nor the column (1)", op_.axis);
-        } else if (op_.kind == OpKind::FragSet) {
+        } else if (op_.kind == OpKind::FragSet || op_.kind == OpKind::FragRowValue) {
           same({t_[0], t_[1], op_.type});
         } else {
           same({t_[0], op_.type});
@@ -180,6 +183,21 @@ class TypeCheck {
     } else {
       same({t_[0], op_.type});
     }
+  }
+
+  /// frag.rowreduce %d, %f, max|sum: f32 throughout. frag.convert %a, %f: an f32 source, and
+  /// the op's type a's (fragment_decl checks that it is one an A holds).
+  void fragment_transform() {
+    if (op_.kind == OpKind::FragRowReduce) {
+      same({t_[0], t_[1], op_.type});
+      if (op_.ivalue != static_cast<std::int64_t>(RowReduction::Max) &&
+          op_.ivalue != static_cast<std::int64_t>(RowReduction::Sum)) {
+        fail("reduction {} is neither max (0) nor sum (1)", op_.ivalue);
+      }
+      return;
+    }
+    same({t_[0], op_.type});
+    if (t_[1] != DType::F32) fail("converts an f32 accumulator, not {}", dtype_name(t_[1]));
   }
 
   /// frag: a role and a shape made of whole m16n8k16 tiles, an element type the role allows.

@@ -523,6 +523,9 @@ class Parser {
       case OpAttributes::FragmentSlot:
         fragment_slot(c, op);
         break;
+      case OpAttributes::Reduction:
+        row_reduction(c, op);
+        break;
       case OpAttributes::AsyncCopy:
         op.shared = shared_ref(c);
         c.punct('[', "before the destination index");
@@ -626,12 +629,14 @@ class Parser {
     op.fragment.cols = c.integer<std::uint32_t>("the fragment's columns");
   }
 
-  /// `%fragment(, %value), SLOT`, and for frag.coord `, row` or `, col`.
+  /// `%fragment(, %value), SLOT` (the value: frag.set's stored value, frag.rowvalue's row
+  /// vector), and for frag.coord `, row` or `, col`.
   static void fragment_slot(Cursor& c, Op& op) {
     op.args.push_back(c.value("the fragment"));
     c.punct(',', "before the slot or value");
-    if (op.kind == OpKind::FragSet) {
-      op.args.push_back(c.value("the stored value"));
+    if (op.kind == OpKind::FragSet || op.kind == OpKind::FragRowValue) {
+      op.args.push_back(
+          c.value(op.kind == OpKind::FragSet ? "the stored value" : "the row vector"));
       c.punct(',', "before the slot");
     }
     op.ivalue = c.integer<std::int64_t>("the slot");
@@ -642,6 +647,18 @@ class Parser {
       c.fail_here(fmt::format("expected row or col, found '{}'", axis));
     }
     op.axis = axis == "col" ? 1 : 0;
+  }
+
+  /// `%destination, %source, max` or `, sum`.
+  static void row_reduction(Cursor& c, Op& op) {
+    op.args.push_back(c.value("the destination fragment"));
+    c.punct(',', "before the source fragment");
+    op.args.push_back(c.value("the source fragment"));
+    c.punct(',', "before max or sum");
+    const std::string_view name = c.word("max or sum");
+    const auto r = parse_row_reduction(name);
+    if (!r) c.fail_here(fmt::format("unknown row reduction '{}' (expected max or sum)", name));
+    op.ivalue = static_cast<std::int64_t>(*r);
   }
 
   /// `TARGET[%offset], %fragment, %stride, LAYOUT`.

@@ -164,6 +164,9 @@ class Printer {
       case OpAttributes::FragmentSlot:
         return value_list(op.args) + fmt::format(", {}", op.ivalue) +
                (op.kind == OpKind::FragCoord ? (op.axis == 1 ? ", col" : ", row") : "");
+      case OpAttributes::Reduction:
+        return value_list(op.args) +
+               fmt::format(", {}", row_reduction_name(static_cast<RowReduction>(op.ivalue)));
       case OpAttributes::FragmentMemory: {
         IRON_INTERNAL_ASSERT(op.args.size() == 3, "frag.load/store without its three operands");
         const std::string target = op.shared >= 0 ? shared_name(op.shared) : param_name(op.param);

@@ -37,7 +37,11 @@ Storage storage_operand(OpKind k, std::size_t i) {
   if (k == OpKind::FragMma || ((k == OpKind::FragLoad || k == OpKind::FragStore) && i == 1)) {
     return Storage::Fragment;
   }
-  if (op_info(k).types == TypeRule::FragmentElement && i == 0) return Storage::Fragment;
+  const TypeRule rule = op_info(k).types;
+  if (rule == TypeRule::FragmentTransform || k == OpKind::FragRowValue ||
+      (rule == TypeRule::FragmentElement && i == 0)) {
+    return Storage::Fragment;
+  }
   if (i != 0) return Storage::Value;
   if (k == OpKind::VarLoad || k == OpKind::VarStore) return Storage::Var;
   return k == OpKind::RegsLoad || k == OpKind::RegsStore ? Storage::Regs : Storage::Value;
@@ -373,6 +377,36 @@ class Verifier {
     }
   }
 
+  /// frag.rowvalue f, v and frag.rowreduce v, f: accumulators, the row vector v M×8 of f's M.
+  void check_fragment_rows(const Op& op) {
+    const bool reduce = op.kind == OpKind::FragRowReduce;
+    const FragmentShape& v = values_[op.args[reduce ? 0 : 1]].fragment;
+    const FragmentShape& f = values_[op.args[reduce ? 1 : 0]].fragment;
+    if (v.role != FragmentRole::Acc || f.role != FragmentRole::Acc) {
+      report(op.loc, fmt::format("{} takes acc fragments, got {} and {}", op_name(op.kind),
+                                 fragment_role_name(values_[op.args[0]].fragment.role),
+                                 fragment_role_name(values_[op.args[1]].fragment.role)));
+    } else if (v.cols != 8 || v.rows != f.rows) {
+      report(op.loc, fmt::format("{} of a {}x{} accumulator with a {}x{} row vector: the row "
+                                 "vector is {}x8",
+                                 op_name(op.kind), f.rows, f.cols, v.rows, v.cols, f.rows));
+    }
+  }
+
+  /// frag.convert a, f: an A and an accumulator of one shape.
+  void check_fragment_conversion(const Op& op) {
+    const FragmentShape& a = values_[op.args[0]].fragment;
+    const FragmentShape& f = values_[op.args[1]].fragment;
+    if (a.role != FragmentRole::A || f.role != FragmentRole::Acc) {
+      report(op.loc, fmt::format("frag.convert writes an a fragment from an acc, got {} from {}",
+                                 fragment_role_name(a.role), fragment_role_name(f.role)));
+    } else if (a.rows != f.rows || a.cols != f.cols) {
+      report(op.loc, fmt::format("frag.convert of a {}x{} accumulator into a {}x{} a: the shapes "
+                                 "differ",
+                                 f.rows, f.cols, a.rows, a.cols));
+    }
+  }
+
   /// The operands' types, or nullopt when one of them is not visible here (reported).
   std::optional<std::vector<DType>> operand_types(const Op& op) {
     std::vector<DType> types;
@@ -406,6 +440,10 @@ class Verifier {
     if (!known) return std::nullopt;
     if (op.kind == OpKind::FragMma) check_fragment_product(op);
     if (op_info(op.kind).types == TypeRule::FragmentElement) check_fragment_slot(op);
+    if (op.kind == OpKind::FragRowValue || op.kind == OpKind::FragRowReduce) {
+      check_fragment_rows(op);
+    }
+    if (op.kind == OpKind::FragConvert) check_fragment_conversion(op);
     return types;
   }
 

@@ -127,6 +127,21 @@ ir::ValueId record_frag_coord(ir::ValueId fragment, std::uint32_t slot, bool col
   return op.result;
 }
 
+ir::ValueId record_frag_row_value(ir::ValueId fragment, std::uint32_t slot, ir::ValueId rows) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::FragRowValue, DType::F32, {fragment, rows});
+  op.ivalue = slot;
+  return op.result;
+}
+
+void record_frag_row_reduce(ir::ValueId rows, ir::ValueId fragment, ir::RowReduction reduction) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::FragRowReduce, DType::F32, {rows, fragment});
+  op.ivalue = static_cast<std::int64_t>(reduction);
+}
+
+void record_frag_convert(ir::ValueId a, ir::ValueId fragment, DType type) {
+  Tracer::current().record(ir::OpKind::FragConvert, type, {a, fragment});
+}
+
 ir::ValueId record_regs_load(ir::ValueId array, ir::ValueId index, DType type) {
   return Tracer::current().record(ir::OpKind::RegsLoad, type, {array, index}).result;
 }

@@ -58,6 +58,17 @@ class MinimalDialect final : public c_like::Dialect {
                              Needs&) const override {
     return "";
   }
+  std::string fragment_row_value(const std::string&, const ir::FragmentShape&,
+                                 std::uint32_t) const override {
+    return "";
+  }
+  std::string fragment_row_reduce(const std::string&, const std::string&, ir::RowReduction,
+                                  Needs&) const override {
+    return "";
+  }
+  std::string fragment_convert(const std::string&, const std::string&, Needs&) const override {
+    return "";
+  }
   std::string vector_type(DType t, int, Needs&) const override { return type(t); }
   std::string vector_load(const Access& a, Needs&) const override { return a.base; }
   std::vector<std::string> vector_store(const Access&, const std::vector<std::string>&,

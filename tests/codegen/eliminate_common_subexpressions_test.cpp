@@ -315,5 +315,47 @@ TEST(PassEliminateCommonSubexpressions, FragmentCoordinatesMergeBySlotAndReadsNo
   expect_pass(eliminate_common_subexpressions, kBefore, 14, kAfter, 14);
 }
 
+TEST(PassEliminateCommonSubexpressions, FragmentRowValuesMergeBySlotAndNotAcrossARowReduce) {
+  // frag.rowvalue reads the row vector like frag.get reads a fragment: slot 0's second read
+  // merges, slot 1's (the same row, another slot) stays; frag.rowreduce writes the row vector,
+  // so the read after it is another value.
+  constexpr std::string_view kBefore = R"(
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 16 : f32
+  %2 = frag %0, acc, 16, 8 : f32
+  %3 = const 0 : u32
+  %4 = const 16 : u32
+  frag.load x[%3], %1, %4, row : f32
+  frag.rowreduce %2, %1, max : f32
+  %5 = frag.rowvalue %1, %2, 0 : f32
+  %6 = frag.rowvalue %1, %2, 1 : f32
+  %7 = frag.rowvalue %1, %2, 0 : f32
+  frag.rowreduce %2, %1, sum : f32
+  %8 = frag.rowvalue %1, %2, 0 : f32
+  %9 = add %5, %6 : f32
+  %10 = add %9, %7 : f32
+  %11 = add %10, %8 : f32
+  store out[%3], %11 : f32
+)";
+  constexpr std::string_view kAfter = R"(
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 16 : f32
+  %2 = frag %0, acc, 16, 8 : f32
+  %3 = const 0 : u32
+  %4 = const 16 : u32
+  frag.load x[%3], %1, %4, row : f32
+  frag.rowreduce %2, %1, max : f32
+  %5 = frag.rowvalue %1, %2, 0 : f32
+  %6 = frag.rowvalue %1, %2, 1 : f32
+  frag.rowreduce %2, %1, sum : f32
+  %8 = frag.rowvalue %1, %2, 0 : f32
+  %9 = add %5, %6 : f32
+  %10 = add %9, %5 : f32
+  %11 = add %10, %8 : f32
+  store out[%3], %11 : f32
+)";
+  expect_pass(eliminate_common_subexpressions, kBefore, 12, kAfter, 12);
+}
+
 }  // namespace
 }  // namespace iron::pass_test

@@ -151,5 +151,32 @@ TEST(PassEliminateDeadCode, UnusedCollectivesGo) {
   expect_pass(eliminate_dead_code, kBefore, 7, kAfter, 7);
 }
 
+TEST(PassEliminateDeadCode, UnreadRowValuesGoFragmentTransformsStay) {
+  // frag.rowvalue only reads; frag.rowreduce and frag.convert write fragments, which count as
+  // memory, so they stay like frag.load does.
+  constexpr std::string_view kBefore = R"(
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 16 : f32
+  %2 = frag %0, acc, 16, 8 : f32
+  %3 = frag %0, a, 16, 16 : f32
+  frag.rowreduce %2, %1, sum : f32
+  frag.convert %3, %1 : f32
+  %4 = frag.rowvalue %1, %2, 5 : f32
+  %5 = const 0 : u32
+  store out[%5], %0 : f32
+)";
+  constexpr std::string_view kAfter = R"(
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 16 : f32
+  %2 = frag %0, acc, 16, 8 : f32
+  %3 = frag %0, a, 16, 16 : f32
+  frag.rowreduce %2, %1, sum : f32
+  frag.convert %3, %1 : f32
+  %5 = const 0 : u32
+  store out[%5], %0 : f32
+)";
+  expect_pass(eliminate_dead_code, kBefore, 6, kAfter, 6);
+}
+
 }  // namespace
 }  // namespace iron::pass_test

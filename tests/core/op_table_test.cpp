@@ -180,8 +180,16 @@ class RowCheck {
                "a copy group op takes operands or defines a value");
         break;
       case TypeRule::FragmentElement:
-        expect(op_.blocks == 0 && op_.operands == (is(kWritesMemory) ? 2 : 1),
-               "a fragment element op does not take a fragment (and, to set it, a value)");
+        expect(op_.blocks == 0 && op_.operands >= 1 && op_.operands <= 2 &&
+                   (op_.result == ResultRule::Required) != is(kWritesMemory),
+               "a fragment element op does not take a fragment (and a value to set it, or a row "
+               "vector to read), or both sets it and defines a value");
+        break;
+      case TypeRule::FragmentTransform:
+        expect(op_.operands == 2 && op_.result == ResultRule::Forbidden &&
+                   op_.traits == kFragmentUpdate,
+               "a fragment transform does not write one fragment from another across the "
+               "simdgroup");
         break;
       case TypeRule::Condition:
         expect(op_.operands == 1 && op_.blocks == 2,
@@ -270,7 +278,8 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
       {OpAttributes::Count, {"regs"}},
       {OpAttributes::Fragment, {"frag"}},
       {OpAttributes::FragmentMemory, {"frag.load", "frag.store"}},
-      {OpAttributes::FragmentSlot, {"frag.get", "frag.set", "frag.coord"}},
+      {OpAttributes::FragmentSlot, {"frag.get", "frag.set", "frag.coord", "frag.rowvalue"}},
+      {OpAttributes::Reduction, {"frag.rowreduce"}},
       {OpAttributes::AsyncCopy, {"copy.async"}},
       {OpAttributes::Pending, {"async.wait"}},
   };

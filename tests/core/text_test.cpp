@@ -34,7 +34,7 @@ constexpr std::string_view kEveryOp =
   rule exactly n/4
   rule exactly n
   rule power_of_two
-  values 107
+  values 110
 {
   %0 = builtin global_id.x : u32  ; kernels/test/every-op_v2.cpp:12
   %1 = builtin thread_id.y : u32
@@ -86,6 +86,12 @@ constexpr std::string_view kEveryOp =
   frag.set %101, %104, 2 : f32
   %105 = frag.coord %101, 1, row : u32
   %106 = frag.coord %102, 7, col : u32
+  %107 = frag %12, acc, 16, 8 : f32
+  frag.rowreduce %107, %101, max : f32
+  frag.rowreduce %107, %101, sum : f32
+  %108 = frag.rowvalue %101, %107, 3 : f32
+  %109 = frag %12, acc, 16, 16 : f32
+  frag.convert %102, %109 : f16
   copy.async @shm0[%20], sums[%20], %19 : f32x4
   async.commit
   async.wait 1

@@ -420,6 +420,9 @@ namespace detail {
     case OpKind::FragGet:
     case OpKind::FragSet:
     case OpKind::FragCoord:
+    case OpKind::FragRowValue:
+    case OpKind::FragRowReduce:
+    case OpKind::FragConvert:
     case OpKind::CopyAsync:
     case OpKind::AsyncCommit:
     case OpKind::AsyncWait:

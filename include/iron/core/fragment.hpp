@@ -22,6 +22,11 @@ enum class MatrixLayout : std::uint8_t { RowMajor, ColMajor };
 std::string_view matrix_layout_name(MatrixLayout l);
 std::optional<MatrixLayout> parse_matrix_layout(std::string_view name);
 
+/// What frag.rowreduce computes over each row of an accumulator.
+enum class RowReduction : std::uint8_t { Max, Sum };
+std::string_view row_reduction_name(RowReduction r);
+std::optional<RowReduction> parse_row_reduction(std::string_view name);
+
 /// The rows and columns of the hardware tile a fragment of each role is made of (m16n8k16):
 /// A 16×16, B 16×8 (k × n), accumulator 16×8.
 constexpr std::uint32_t tile_rows(FragmentRole) { return 16; }
@@ -78,6 +83,32 @@ constexpr FragmentCoord fragment_coord(const FragmentShape& s, std::uint32_t lan
       return {row0 + 2 * t + (e & 1) + 8 * (e >> 1), col0 + g};
     case FragmentRole::Acc:
       return {row0 + g + 8 * (e >> 1), col0 + 2 * t + (e & 1)};
+  }
+  return {};
+}
+
+/// A lane and one of its slots.
+struct FragmentOwner {
+  std::uint32_t lane = 0;
+  std::uint32_t slot = 0;
+};
+
+/// The inverse of fragment_coord: which lane holds element (row, col) of fragment `s`, and in
+/// which slot.
+constexpr FragmentOwner fragment_owner(const FragmentShape& s, std::uint32_t row,
+                                       std::uint32_t col) {
+  const std::uint32_t tile =
+      row / tile_rows(s.role) * (s.cols / tile_cols(s.role)) + col / tile_cols(s.role);
+  const std::uint32_t r = row % tile_rows(s.role);
+  const std::uint32_t c = col % tile_cols(s.role);
+  const std::uint32_t first = tile * tile_elements_per_lane(s.role);
+  switch (s.role) {
+    case FragmentRole::A:
+      return {r % 8 * 4 + c % 8 / 2, first + (c & 1) + 2 * (r / 8) + 4 * (c / 8)};
+    case FragmentRole::B:
+      return {c * 4 + r % 8 / 2, first + (r & 1) + 2 * (r / 8)};
+    case FragmentRole::Acc:
+      return {r % 8 * 4 + c / 2, first + (c & 1) + 2 * (r / 8)};
   }
   return {};
 }

@@ -72,7 +72,10 @@ struct Block {
 ///   args=[offset, fragment, stride], `layout`: element (r, c) at offset + r·stride + c
 ///   (row-major) or offset + c·stride + r. FragMma: args=[d, a, b], d += a·b. FragGet/FragSet:
 ///   args=[fragment(, value)], ivalue = the lane's slot (fragment.hpp's lane map). FragCoord:
-///   args=[fragment], ivalue = slot, axis 0 (its row) or 1 (its column), a u32.
+///   args=[fragment], ivalue = slot, axis 0 (its row) or 1 (its column), a u32. FragRowValue:
+///   args=[fragment, v], ivalue = the slot: v (an M×8 accumulator) at the slot's row.
+///   FragRowReduce: args=[d, f], ivalue = a RowReduction: every column of d's row r is the max
+///   or sum of f's row r. FragConvert: args=[a, f], a = f rounded to a's element type.
 ///   CopyAsync: shared (destination) and param (source tensor), args=[dst_index, src_index,
 ///   valid], lanes = the elements of 16 bytes: the thread starts copying them (zeros when valid is
 ///   false). AsyncCommit closes the thread's group of started copies; AsyncWait (ivalue = N)

@@ -51,10 +51,13 @@ enum class TypeRule : std::uint8_t {
   FragmentAccess,    ///< frag.load/store: integer offset and stride; element of the fragment's type
   FragmentMultiply,  ///< frag.mma: an f32 accumulator and A, B fragments of one type that fit it
   FragmentElement,   ///< frag.get/set: a fragment and a slot it has; value and result of its type;
-                     ///< frag.coord: a u32 row or column
-  AsyncCopy,         ///< copy.async: integer indices into shared memory and a tensor of one type,
-                     ///< 16 bytes, a bool that says whether to copy (else zeros)
-  AsyncGroup,        ///< async.commit, async.wait: no operands (wait: how many groups may remain)
+                     ///< frag.coord: a u32 row or column; frag.rowvalue: the f32 of an M×8
+                     ///< row vector at the row of a slot of an M×N f32 accumulator
+  FragmentTransform,  ///< frag.rowreduce: an f32 accumulator into an M×8 one of its rows;
+                      ///< frag.convert: an f32 accumulator into an A of its shape
+  AsyncCopy,          ///< copy.async: integer indices into shared memory and a tensor of one type,
+                      ///< 16 bytes, a bool that says whether to copy (else zeros)
+  AsyncGroup,         ///< async.commit, async.wait: no operands (wait: how many groups may remain)
 };
 
 /// The most copy groups async.wait may leave pending (the immediate of cp.async.wait_group).
@@ -75,8 +78,9 @@ enum OpTrait : std::uint8_t {
   kApproximate = 1u << 6,   ///< its function within a stated error bound, by a fast instruction
 };
 
-/// frag.load, frag.store and frag.mma: a simdgroup reads and writes fragments (which, like
-/// variables, count as memory) and tensors or shared memory, all its lanes together.
+/// frag.load, frag.store, frag.mma, frag.rowreduce and frag.convert: a simdgroup reads and
+/// writes fragments (which, like variables, count as memory) and tensors or shared memory, all
+/// its lanes together.
 inline constexpr std::uint8_t kFragmentUpdate =
     kEffect | kReadsMemory | kWritesMemory | kConvergent;
 
@@ -171,6 +175,9 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(FragGet,                "frag.get",                  Other,   1, 0, Required,  FragmentElement,  kReadsMemory, "")                           \
   X(FragSet,                "frag.set",                  Other,   2, 0, Forbidden, FragmentElement,  kEffect | kWritesMemory, "")                \
   X(FragCoord,              "frag.coord",                Other,   1, 0, Required,  FragmentElement,  kPure, "")                                  \
+  X(FragRowValue,           "frag.rowvalue",             Other,   2, 0, Required,  FragmentElement,  kReadsMemory, "")                           \
+  X(FragRowReduce,          "frag.rowreduce",            Other,   2, 0, Forbidden, FragmentTransform, kFragmentUpdate, "")                       \
+  X(FragConvert,            "frag.convert",              Other,   2, 0, Forbidden, FragmentTransform, kFragmentUpdate, "")                       \
   X(CopyAsync,              "copy.async",                Other,   3, 0, Forbidden, AsyncCopy,        kEffect | kReadsMemory | kWritesMemory, "") \
   X(AsyncCommit,            "async.commit",              Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory, "")                \
   X(AsyncWait,              "async.wait",                Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory, "")
@@ -258,6 +265,7 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
     case TypeRule::FragmentAccess:
     case TypeRule::FragmentMultiply:
     case TypeRule::FragmentElement:
+    case TypeRule::FragmentTransform:
     case TypeRule::AsyncCopy:
     case TypeRule::AsyncGroup:
       return true;
@@ -290,6 +298,7 @@ enum class OpAttributes : std::uint8_t {
   Fragment,        ///< a fragment's role and shape (fragment)
   FragmentMemory,  ///< a tensor parameter (param) or shared allocation (shared), and a layout
   FragmentSlot,    ///< a lane's slot of a fragment (ivalue); frag.coord: and row or col (axis)
+  Reduction,       ///< frag.rowreduce: max or sum (ivalue, a RowReduction)
   AsyncCopy,       ///< the shared allocation written (shared) and the tensor read (param)
   Pending,         ///< async.wait: the copy groups that may stay pending (ivalue)
 };
@@ -320,6 +329,8 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return OpAttributes::FragmentMemory;
     case TypeRule::FragmentElement:
       return OpAttributes::FragmentSlot;
+    case TypeRule::FragmentTransform:
+      return k == OpKind::FragRowReduce ? OpAttributes::Reduction : OpAttributes::None;
     case TypeRule::AsyncCopy:
       return OpAttributes::AsyncCopy;
     case TypeRule::AsyncGroup:

@@ -144,7 +144,8 @@ class FragMmaOp : public OpView<O> {
   typename OpView<O>::Id& b() const { return this->arg(2); }
 };
 
-/// frag.get, frag.set, frag.coord: slot `slot()` of the calling lane in `fragment()`.
+/// frag.get, frag.set, frag.coord, frag.rowvalue: slot `slot()` of the calling lane in
+/// `fragment()`.
 template <class O>
 class FragSlotOp : public OpView<O> {
  public:
@@ -152,9 +153,23 @@ class FragSlotOp : public OpView<O> {
   typename OpView<O>::Id& fragment() const { return this->arg(0); }
   /// frag.set: the value stored.
   typename OpView<O>::Id& value() const { return this->arg(1); }
+  /// frag.rowvalue: the M×8 row vector read at the slot's row.
+  typename OpView<O>::Id& row_vector() const { return this->arg(1); }
   std::uint32_t slot() const { return static_cast<std::uint32_t>(this->op().ivalue); }
   /// frag.coord: whether it gives the column (else the row).
   bool column() const { return this->op().axis == 1; }
+};
+
+/// frag.rowreduce, frag.convert: `destination()` written from `source()` by the simdgroup.
+template <class O>
+class FragTransformOp : public OpView<O> {
+ public:
+  explicit FragTransformOp(O& op)
+      : OpView<O>(op, op_info(op.kind).types == TypeRule::FragmentTransform) {}
+  typename OpView<O>::Id& destination() const { return this->arg(0); }
+  typename OpView<O>::Id& source() const { return this->arg(1); }
+  /// frag.rowreduce: what it computes over each row.
+  RowReduction reduction() const { return static_cast<RowReduction>(this->op().ivalue); }
 };
 
 /// copy.async: `lanes` elements (16 bytes) from the tensor at `source()` to shared memory at

@@ -8,6 +8,8 @@
 ///   b.load(w, offset, k, col_major);  // element (k, n) at w[offset + n·k + k]: a [N, K] weight
 ///   mma(acc, a, b);
 ///   acc.store(out_tile, offset, 32);
+///   FragAcc<64, 8> m = acc.row_max();  // row r of m: the max of acc's row r, in every column
+///   FragA<T, 64, 32> p = acc.to_a<T>();  // acc rounded to T: the A operand of the next mma
 ///
 /// Every lane of the simdgroup must reach a fragment op, with the same offset and stride (the
 /// simulator reports otherwise). A 16-bit A or B loaded from shared memory needs an offset and a
@@ -16,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "iron/core/fragment.hpp"
 #include "iron/dsl/expr.hpp"
@@ -26,6 +29,7 @@ namespace iron::dsl {
 
 using ir::FragmentRole;
 using ir::MatrixLayout;
+using ir::RowReduction;
 inline constexpr MatrixLayout row_major = MatrixLayout::RowMajor;
 inline constexpr MatrixLayout col_major = MatrixLayout::ColMajor;
 
@@ -37,6 +41,9 @@ void record_frag_mma(ir::ValueId d, ir::ValueId a, ir::ValueId b);
 ir::ValueId record_frag_get(ir::ValueId fragment, std::uint32_t slot, DType type);
 void record_frag_set(ir::ValueId fragment, std::uint32_t slot, ir::ValueId value);
 ir::ValueId record_frag_coord(ir::ValueId fragment, std::uint32_t slot, bool column);
+ir::ValueId record_frag_row_value(ir::ValueId fragment, std::uint32_t slot, ir::ValueId rows);
+void record_frag_row_reduce(ir::ValueId rows, ir::ValueId fragment, ir::RowReduction reduction);
+void record_frag_convert(ir::ValueId a, ir::ValueId fragment, DType type);
 }  // namespace detail
 
 /// A Rows×Cols fragment of role R with elements of T, one per simdgroup.
@@ -110,19 +117,67 @@ class Fragment {
     detail::at(where);
     return Expr<u32>::wrap(detail::record_frag_coord(id_, checked(slot), true));
   }
-  /// Replaces every element by fn(value, row, col): an epilogue, a mask, a scale.
+  /// Replaces every element by fn(value, row, col): an epilogue, a mask, a scale; or by
+  /// fn(value, row, col, slot), whose slot row_value() takes.
   template <class Fn>
   void map(Fn&& fn, SourceLocation where = SourceLocation::current()) {
     for (std::uint32_t slot = 0; slot < elements; ++slot) {
-      const Expr<T> value = fn(get(slot, where), row(slot, where), col(slot, where));
+      const Expr<T> value = [&]() -> Expr<T> {
+        if constexpr (std::is_invocable_v<Fn&, Expr<T>, Expr<u32>, Expr<u32>, std::uint32_t>) {
+          return fn(get(slot, where), row(slot, where), col(slot, where), slot);
+        } else {
+          return fn(get(slot, where), row(slot, where), col(slot, where));
+        }
+      }();
       detail::at(where);
       detail::record_frag_set(id_, slot, value.id());
     }
   }
 
+  /// Accumulators: an M×8 row vector whose row r holds, in every column, the max (or sum) of
+  /// this fragment's row r. The sum's order is the target's (docs/tensor-cores.md).
+  Fragment<f32, FragmentRole::Acc, Rows, 8> row_max(
+      SourceLocation where = SourceLocation::current()) const requires(R == FragmentRole::Acc) {
+    return row_reduce(ir::RowReduction::Max, where);
+  }
+  Fragment<f32, FragmentRole::Acc, Rows, 8> row_sum(
+      SourceLocation where = SourceLocation::current()) const requires(R == FragmentRole::Acc) {
+    return row_reduce(ir::RowReduction::Sum, where);
+  }
+  /// Accumulators: the value of row vector `v` (from row_max or row_sum) at the row of this
+  /// fragment's `slot`: `map` code scales or shifts each element by its row's value with it.
+  Expr<f32> row_value(const Fragment<f32, FragmentRole::Acc, Rows, 8>& v, std::uint32_t slot,
+                      SourceLocation where = SourceLocation::current()) const
+      requires(R == FragmentRole::Acc) {
+    detail::at(where);
+    return Expr<f32>::wrap(detail::record_frag_row_value(id_, checked(slot), v.id()));
+  }
+  /// Accumulators of whole 16×16 tiles: every element rounded to nearest U (f16, bf16, or f32:
+  /// a copy), as the A operand of a product.
+  template <Element U>
+  Fragment<U, FragmentRole::A, Rows, Cols> to_a(SourceLocation where = SourceLocation::current())
+      const requires(R == FragmentRole::Acc && Cols % ir::tile_cols(FragmentRole::A) == 0) {
+    return {where, [&](ir::ValueId a) { detail::record_frag_convert(a, id_, dtype_of<U>); }};
+  }
+
   ir::ValueId id() const { return id_; }
 
  private:
+  template <Element, FragmentRole, std::uint32_t, std::uint32_t>
+  friend class Fragment;
+
+  /// Every element zero, then written by `write(id)`: the fragments row_max() and to_a() make.
+  template <class Write>
+  Fragment(SourceLocation where, Write&& write) : Fragment(where) {
+    detail::at(where);
+    write(id_);
+  }
+
+  Fragment<f32, FragmentRole::Acc, Rows, 8> row_reduce(ir::RowReduction reduction,
+                                                       SourceLocation where) const {
+    return {where, [&](ir::ValueId rows) { detail::record_frag_row_reduce(rows, id_, reduction); }};
+  }
+
   static std::uint32_t checked(std::uint32_t slot) {
     if (slot >= elements) {
       detail::Tracer::current().fail("slot " + std::to_string(slot) + " of a fragment whose " +

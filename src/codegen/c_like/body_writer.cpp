@@ -74,6 +74,8 @@ class BodyWriter {
         {OpKind::FragStore, &BodyWriter::fragment_access},
         {OpKind::FragMma, &BodyWriter::fragment_product},
         {OpKind::FragSet, &BodyWriter::fragment_element},
+        {OpKind::FragRowReduce, &BodyWriter::fragment_transform},
+        {OpKind::FragConvert, &BodyWriter::fragment_transform},
         {OpKind::CopyAsync, &BodyWriter::async_copy},
         {OpKind::AsyncCommit, &BodyWriter::async_group},
         {OpKind::AsyncWait, &BodyWriter::async_group},
@@ -145,6 +147,17 @@ class BodyWriter {
     const std::string element = cx_.dialect.fragment_element(
         values_.name(set.fragment()), shape_of(set.fragment()), op.type, set.slot());
     line(element + " = " + values_.name(set.value()) + ";", op.loc);
+  }
+
+  void fragment_transform(const ir::Op& op) {
+    const ir::FragTransformOp transform(op);
+    const std::string destination = values_.name(transform.destination());
+    const std::string source = values_.name(transform.source());
+    line(
+        op.kind == OpKind::FragRowReduce
+            ? cx_.dialect.fragment_row_reduce(destination, source, transform.reduction(), cx_.needs)
+            : cx_.dialect.fragment_convert(destination, source, cx_.needs),
+        op.loc);
   }
 
   void fragment_access(const ir::Op& op) {

@@ -164,6 +164,16 @@ class Dialect {
   /// The u32 row (or, when `column`, column) of that element.
   virtual std::string fragment_coord(const std::string& name, const ir::FragmentShape& shape,
                                      std::uint32_t slot, bool column, Needs& needs) const = 0;
+  /// The value of row vector `rows` (an M×8 accumulator) at the row of the calling lane's
+  /// element in `slot` of an accumulator of `shape`.
+  virtual std::string fragment_row_value(const std::string& rows, const ir::FragmentShape& shape,
+                                         std::uint32_t slot) const = 0;
+  /// The statement of a frag.rowreduce of accumulator `source` into row vector `rows`.
+  virtual std::string fragment_row_reduce(const std::string& rows, const std::string& source,
+                                          ir::RowReduction reduction, Needs& needs) const = 0;
+  /// The statement of a frag.convert of accumulator `source` into A fragment `a`.
+  virtual std::string fragment_convert(const std::string& a, const std::string& source,
+                                       Needs& needs) const = 0;
 
   // Vectors.
 

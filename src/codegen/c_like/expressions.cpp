@@ -144,9 +144,17 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
       return cx.dialect.fragment_coord(cx.values.name(f), cx.values.fragment(f), coord.slot(),
                                        coord.column(), cx.needs);
     }
+    case OpKind::FragRowValue: {
+      const ir::FragSlotOp row_value(op);
+      const ir::ValueId f = row_value.fragment();
+      return cx.dialect.fragment_row_value(cx.values.name(row_value.row_vector()),
+                                           cx.values.fragment(f), row_value.slot());
+    }
     case OpKind::CopyAsync:
     case OpKind::AsyncCommit:
     case OpKind::AsyncWait:
+    case OpKind::FragRowReduce:
+    case OpKind::FragConvert:
     case OpKind::FragDecl:
     case OpKind::FragLoad:
     case OpKind::FragStore:

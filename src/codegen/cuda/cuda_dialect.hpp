@@ -43,6 +43,12 @@ class CudaDialect final : public c_like::Dialect {
                                std::uint32_t slot) const override;
   std::string fragment_coord(const std::string& name, const ir::FragmentShape& shape,
                              std::uint32_t slot, bool column, c_like::Needs& needs) const override;
+  std::string fragment_row_value(const std::string& rows, const ir::FragmentShape& shape,
+                                 std::uint32_t slot) const override;
+  std::string fragment_row_reduce(const std::string& rows, const std::string& source,
+                                  ir::RowReduction reduction, c_like::Needs& needs) const override;
+  std::string fragment_convert(const std::string& a, const std::string& source,
+                               c_like::Needs& needs) const override;
   std::string vector_type(DType t, int lanes, c_like::Needs& needs) const override;
   std::string vector_load(const c_like::Access& a, c_like::Needs& needs) const override;
   std::vector<std::string> vector_store(const c_like::Access& a,

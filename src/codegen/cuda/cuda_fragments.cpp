@@ -246,6 +246,50 @@ __device__ __forceinline__ void iron_frag_mma_software(iron_frag<float, 2, M, N>
   }
 }
 )"},
+      {"iron_frag_row_reduce",
+       {"iron_frag"},
+       R"(// Row r of rows (an R×8 accumulator) set, in every column, to the max (or, when SUM, the
+// sum) of row r of f. Lane (g, t) holds columns 2t and 2t + 1 of rows g and g + 8 of each
+// tile: it combines its elements of a row in increasing column, then the four lanes of its
+// quad, which hold the rest of the row, exchange partial results by two butterfly shuffles
+// (so every lane ends with the same bits).
+template <bool SUM, int R, int C>
+__device__ __forceinline__ void iron_frag_row_reduce(iron_frag<float, 2, R, 8>& rows,
+                                                     const iron_frag<float, 2, R, C>& f) {
+#pragma unroll
+  for (int mt = 0; mt < R / 16; ++mt) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float* x = f.x + mt * (C / 8) * 4 + 2 * h;
+      float v = x[0];
+#pragma unroll
+      for (int i = 1; i < C / 4; ++i) {
+        const float y = x[i / 2 * 4 + i % 2];
+        v = SUM ? v + y : fmaxf(v, y);
+      }
+#pragma unroll
+      for (int mask = 1; mask <= 2; mask *= 2) {
+        const float y = __shfl_xor_sync(0xffffffffu, v, mask);
+        v = SUM ? v + y : fmaxf(v, y);
+      }
+      rows.x[mt * 4 + 2 * h] = v;
+      rows.x[mt * 4 + 2 * h + 1] = v;
+    }
+  }
+}
+)"},
+      {"iron_frag_convert",
+       {"iron_frag"},
+       R"(// a = f rounded to nearest T, in place: slot i of an A fragment and slot i of an
+// accumulator of its shape are the same element of the same lane (A tile (m, k) is
+// accumulator tiles (m, 2k) and (m, 2k + 1)).
+template <class T, int R, int C>
+__device__ __forceinline__ void iron_frag_convert(iron_frag<T, 0, R, C>& a,
+                                                  const iron_frag<float, 2, R, C>& f) {
+#pragma unroll
+  for (int i = 0; i < R * C / 32; ++i) a.x[i] = T(f.x[i]);
+}
+)"},
   };
   return all;
 }
@@ -314,6 +358,30 @@ std::string CudaDialect::fragment_coord(const std::string& name, const ir::Fragm
   needs.helpers.insert("iron_frag");
   return fmt::format("static_cast<unsigned int>({}.{}({}, iron_linear_thread() & 31u))", name,
                      column ? "col" : "row", slot);
+}
+
+std::string CudaDialect::fragment_row_value(const std::string& rows, const ir::FragmentShape& shape,
+                                            std::uint32_t slot) const {
+  // Slot e of tile (m, n) lies in row g + 8·(e >> 1) of row tile m, which the same lane holds in
+  // slots 4m + 2·(e >> 1) and 4m + 2·(e >> 1) + 1 of the row vector.
+  const std::uint32_t per_tile = ir::tile_elements_per_lane(ir::FragmentRole::Acc);
+  const std::uint32_t row_tile = slot / per_tile / (shape.cols / ir::tile_cols(shape.role));
+  const ir::FragmentShape vector{ir::FragmentRole::Acc, shape.rows, 8};
+  return fragment_element(rows, vector, DType::F32, row_tile * per_tile + ((slot % per_tile) & 2u));
+}
+
+std::string CudaDialect::fragment_row_reduce(const std::string& rows, const std::string& source,
+                                             ir::RowReduction reduction,
+                                             c_like::Needs& needs) const {
+  needs.helpers.insert("iron_frag_row_reduce");
+  return fmt::format("iron_frag_row_reduce<{}>({}, {});",
+                     reduction == ir::RowReduction::Sum ? "true" : "false", rows, source);
+}
+
+std::string CudaDialect::fragment_convert(const std::string& a, const std::string& source,
+                                          c_like::Needs& needs) const {
+  needs.helpers.insert("iron_frag_convert");
+  return fmt::format("iron_frag_convert({}, {});", a, source);
 }
 
 }  // namespace iron::codegen::cuda

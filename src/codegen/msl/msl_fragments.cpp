@@ -84,6 +84,44 @@ void iron_frag_mma(thread iron_frag<float, M, N>& d, thread const iron_frag<T, M
   }
 }
 )"},
+      {"iron_frag_row_reduce",
+       {"iron_frag"},
+       R"(// Row r of rows (an R×8 accumulator) set, in every column, to the max (or, when SUM, the
+// sum) of row r of f. In each 8×8 tile lane l holds two elements of one row, and lanes l ^ 1,
+// l ^ 8 and l ^ 9 the row's other six: each lane combines its elements of the row in
+// increasing column, then the four exchange partial results by two butterfly shuffles.
+template <bool SUM, int R, int C>
+void iron_frag_row_reduce(thread iron_frag<float, R, 8>& rows, thread iron_frag<float, R, C>& f) {
+  for (int i = 0; i < R / 8; ++i) {
+    float v = f.m[i][0].thread_elements()[0];
+    for (int k = 1; k < C / 4; ++k) {
+      const float y = f.m[i][k / 2].thread_elements()[k % 2];
+      v = SUM ? v + y : fmax(v, y);
+    }
+    for (ushort mask = 1; mask <= 8; mask *= 8) {
+      const float y = simd_shuffle_xor(v, mask);
+      v = SUM ? v + y : fmax(v, y);
+    }
+    rows.m[i][0].thread_elements()[0] = v;
+    rows.m[i][0].thread_elements()[1] = v;
+  }
+}
+)"},
+      {"iron_frag_convert",
+       {"iron_frag"},
+       R"(// a = f rounded to nearest T, element by element: an A fragment and an accumulator of its
+// shape are the same grid of 8×8 matrices.
+template <class T, int R, int C>
+void iron_frag_convert(thread iron_frag<T, R, C>& a, thread iron_frag<float, R, C>& f) {
+  for (int i = 0; i < R / 8; ++i) {
+    for (int j = 0; j < C / 8; ++j) {
+      for (int e = 0; e < 2; ++e) {
+        a.m[i][j].thread_elements()[e] = T(f.m[i][j].thread_elements()[e]);
+      }
+    }
+  }
+}
+)"},
   };
   return all;
 }
@@ -145,6 +183,28 @@ std::string MslDialect::fragment_coord(const std::string&, const ir::FragmentSha
   needs.helpers.insert("iron_frag_coord");
   return fmt::format("iron_frag_coord<{}>({}u, {}, {})", shape.cols, slot,
                      builtin(ir::Builtin::Lane, 0, needs), column ? "true" : "false");
+}
+
+std::string MslDialect::fragment_row_value(const std::string& rows, const ir::FragmentShape& shape,
+                                           std::uint32_t slot) const {
+  // Slot s lies in 8×8 tile s / 2, whose row of tiles the row vector holds in its tile
+  // (s / 2 / (C / 8), 0); the lane's row is the same in every tile.
+  const std::uint32_t row_tile = slot / 2 / (shape.cols / 8);
+  return fragment_element(rows, {ir::FragmentRole::Acc, shape.rows, 8}, DType::F32, row_tile * 2);
+}
+
+std::string MslDialect::fragment_row_reduce(const std::string& rows, const std::string& source,
+                                            ir::RowReduction reduction,
+                                            c_like::Needs& needs) const {
+  needs.helpers.insert("iron_frag_row_reduce");
+  return fmt::format("iron_frag_row_reduce<{}>({}, {});",
+                     reduction == ir::RowReduction::Sum ? "true" : "false", rows, source);
+}
+
+std::string MslDialect::fragment_convert(const std::string& a, const std::string& source,
+                                         c_like::Needs& needs) const {
+  needs.helpers.insert("iron_frag_convert");
+  return fmt::format("iron_frag_convert({}, {});", a, source);
 }
 
 }  // namespace iron::codegen::msl

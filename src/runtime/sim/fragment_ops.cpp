@@ -1,6 +1,7 @@
 /// Fragment ops, run a simdgroup at a time on the lane map of iron/core/fragment.hpp: loads and
 /// stores check every element like scalar accesses do, and frag.mma is exact by the numerics
-/// contract of docs/tensor-cores.md (each product exact in f32, summed by fma in increasing k).
+/// contract of docs/tensor-cores.md (each product exact in f32, summed by fma in increasing k);
+/// row reductions and conversions work on the logical elements, whichever lane holds them.
 #include <bit>
 #include <cmath>
 #include <vector>
@@ -142,6 +143,52 @@ void GroupRunner::frag_element(const Instr& in, Active active) {
     const ir::FragmentCoord at = ir::fragment_coord(in.fragment, t % 32, in.inner);
     result[t] = in.axis == 1 ? at.col : at.row;
   }
+}
+
+void GroupRunner::frag_row_value(const Instr& in, Active active) {
+  const ir::FragmentShape rows{ir::FragmentRole::Acc, in.fragment.rows, 8};
+  Slot* result = row(in.result);
+  for (std::uint32_t t : active) {
+    const std::uint32_t first = t / 32 * 32;
+    const std::uint32_t r = ir::fragment_coord(in.fragment, t % 32, in.inner).row;
+    const Slot value = fragment_at(rows, in.args[1], first, r, 0);
+    for (std::uint32_t c = 1; c < rows.cols; ++c) {
+      const Slot other = fragment_at(rows, in.args[1], first, r, c);
+      if (other != value) throw report_.row_vector_differs(in, t, r, c, value, other);
+    }
+    result[t] = value;
+  }
+}
+
+void GroupRunner::frag_row_reduce(const Instr& in, Active active) {
+  const ir::FragmentShape& f = in.fragment;
+  const ir::FragmentShape rows{ir::FragmentRole::Acc, f.rows, 8};
+  const bool sum = static_cast<ir::RowReduction>(in.inner) == ir::RowReduction::Sum;
+  each_simdgroup(in, active, [&](std::uint32_t first, std::uint32_t) {
+    for (std::uint32_t r = 0; r < f.rows; ++r) {
+      float v = as_float(fragment_at(f, in.args[1], first, r, 0));
+      for (std::uint32_t c = 1; c < f.cols; ++c) {
+        const float x = as_float(fragment_at(f, in.args[1], first, r, c));
+        v = sum ? v + x : std::fmax(v, x);
+      }
+      for (std::uint32_t c = 0; c < rows.cols; ++c) {
+        fragment_at(rows, in.args[0], first, r, c) = std::bit_cast<Slot>(v);
+      }
+    }
+  });
+}
+
+void GroupRunner::frag_convert(const Instr& in, Active active) {
+  const ir::FragmentShape& f = in.fragment;
+  const ir::FragmentShape a{ir::FragmentRole::A, f.rows, f.cols};
+  each_simdgroup(in, active, [&](std::uint32_t first, std::uint32_t) {
+    for (std::uint32_t r = 0; r < f.rows; ++r) {
+      for (std::uint32_t c = 0; c < f.cols; ++c) {
+        const float x = as_float(fragment_at(f, in.args[1], first, r, c));
+        fragment_at(a, in.args[0], first, r, c) = ir::round_bits(in.type, x);
+      }
+    }
+  });
 }
 
 }  // namespace iron::runtime::sim

@@ -85,6 +85,12 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
     case Exec::FragSet:
     case Exec::FragCoord:
       return frag_element(in, active);
+    case Exec::FragRowValue:
+      return frag_row_value(in, active);
+    case Exec::FragReduce:
+      return frag_row_reduce(in, active);
+    case Exec::FragConvert:
+      return frag_convert(in, active);
     case Exec::CopyAsync:
       return copy_async(in, active);
     case Exec::AsyncCommit:

@@ -79,6 +79,21 @@ class GroupRunner {
   void frag_mma(const Instr& in, Active active);
   /// frag.get/set: the lane's element in a slot; frag.coord: its row or column.
   void frag_element(const Instr& in, Active active);
+  /// frag.rowvalue: the row vector's value at the row of the lane's slot, the same in every
+  /// column of that row (reported otherwise).
+  void frag_row_value(const Instr& in, Active active);
+  /// frag.rowreduce: each row's max, or its sum in increasing column, in every column of the
+  /// row vector.
+  void frag_row_reduce(const Instr& in, Active active);
+  /// frag.convert: each element of the accumulator rounded to nearest into the A fragment.
+  void frag_convert(const Instr& in, Active active);
+  /// The slot of element (r, c) of fragment `s`, whose first row is `first_row`, in the
+  /// simdgroup whose first thread is `first`.
+  Slot& fragment_at(const ir::FragmentShape& s, std::uint32_t first_row, std::uint32_t first,
+                    std::uint32_t r, std::uint32_t c) {
+    const ir::FragmentOwner owner = ir::fragment_owner(s, r, c);
+    return row(first_row + owner.slot)[first + owner.lane];
+  }
   /// The element index of fragment access `in` at (r, c) for the simdgroup whose first thread
   /// is `first`, bounds-checked against `count`.
   std::uint32_t fragment_index(const Instr& in, std::uint32_t thread, std::int64_t offset,

@@ -74,7 +74,10 @@ constexpr Exec exec_of(OpKind k) {
       return k == OpKind::AsyncWait ? Exec::AsyncWait : Exec::AsyncCommit;
     case TypeRule::FragmentElement:
       if (k == OpKind::FragCoord) return Exec::FragCoord;
+      if (k == OpKind::FragRowValue) return Exec::FragRowValue;
       return info.has(ir::kWritesMemory) ? Exec::FragSet : Exec::FragGet;
+    case TypeRule::FragmentTransform:
+      return k == OpKind::FragRowReduce ? Exec::FragReduce : Exec::FragConvert;
   }
   return Exec::Barrier;
 }
@@ -183,12 +186,23 @@ class Compiler {
         break;
       case Exec::FragGet:
       case Exec::FragSet:
-      case Exec::FragCoord: {
+      case Exec::FragCoord:
+      case Exec::FragRowValue: {
         const ir::FragSlotOp slot(op);
         in.fragment = fragments_[slot.fragment()];
         in.inner = slot.slot();
         in.axis = op.axis;
         in.args[0] = vectors_[slot.fragment()].first_row;
+        if (in.exec == Exec::FragRowValue) in.args[1] = vectors_[slot.row_vector()].first_row;
+        break;
+      }
+      case Exec::FragReduce:
+      case Exec::FragConvert: {
+        const ir::FragTransformOp transform(op);
+        in.fragment = fragments_[transform.source()];
+        in.inner = static_cast<std::uint32_t>(op.ivalue);
+        in.args[0] = vectors_[transform.destination()].first_row;
+        in.args[1] = vectors_[transform.source()].first_row;
         break;
       }
       case Exec::CopyAsync:

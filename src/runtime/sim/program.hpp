@@ -35,6 +35,9 @@ enum class Exec : std::uint8_t {
   FragGet,       ///< frag.get: the lane's element in a slot
   FragSet,       ///< frag.set
   FragCoord,     ///< frag.coord: the row or column of the lane's element in a slot
+  FragRowValue,  ///< frag.rowvalue: a row vector's value at the row of the lane's slot
+  FragReduce,    ///< frag.rowreduce: a simdgroup's row maxima or sums, from the logical rows
+  FragConvert,   ///< frag.convert: a simdgroup's accumulator rounded into an A fragment
   CopyAsync,     ///< copy.async: starts a thread's copy into shared memory
   AsyncCommit,   ///< async.commit
   AsyncWait,     ///< async.wait: lands a thread's oldest copy groups
@@ -63,9 +66,11 @@ struct Instr {
   std::uint8_t lanes = 1;      ///< elements per access of a vector load or store
   std::uint32_t elements = 0;  ///< regs.*: the register array's element count; frag.*: a
                                ///< lane's elements of the fragment (of d for frag.mma)
-  ir::FragmentShape fragment;  ///< frag, frag.load/store: the fragment's shape; frag.mma: d's
+  ir::FragmentShape fragment;  ///< frag, frag.load/store: the fragment's shape; frag.mma: d's;
+                               ///< frag.rowvalue/rowreduce/convert: the accumulator's
   std::uint32_t inner = 0;     ///< frag.mma: K, the columns of a and the rows of b;
-                               ///< frag.get/set/coord: the slot
+                               ///< frag.get/set/coord/rowvalue: the slot; frag.rowreduce: the
+                               ///< RowReduction
   ir::MatrixLayout layout = ir::MatrixLayout::RowMajor;  ///< frag.load/store
   std::uint32_t result = 0;    ///< value row written (a scratch row when the op has none); a
                                ///< vector load writes `lanes` rows from here, one per lane, and

@@ -95,6 +95,17 @@ SimError Reporter::fragment_misaligned(const Instr& in, std::uint32_t first,
                   thread_text(first), where(in)));
 }
 
+SimError Reporter::row_vector_differs(const Instr& in, std::uint32_t thread, std::uint32_t row,
+                                      std::uint32_t col, Slot value, Slot other) const {
+  return SimError(SimError::Kind::BadArgument,
+                  fmt::format("{}: {} of row {} of %{}, whose columns differ (column 0 holds {}, "
+                              "column {} holds {}): a row vector holds one value a row, as "
+                              "row_max and row_sum make it, by {} {}",
+                              program_.kernel->name, ir::op_name(in.kind), row, in.op->args[1],
+                              format_slot(value, DType::F32), col, format_slot(other, DType::F32),
+                              thread_text(thread), where(in)));
+}
+
 SimError Reporter::pending_copy(const Instr& in, std::uint32_t thread, Access access,
                                 std::string_view alloc, std::uint32_t index,
                                 std::uint32_t count) const {

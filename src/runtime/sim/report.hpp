@@ -55,6 +55,10 @@ class Reporter {
   /// multiple of 8 elements (its rows of 8 are read 16 bytes at a time).
   SimError fragment_misaligned(const Instr& in, std::uint32_t first, std::string_view buffer,
                                std::int64_t offset, std::int64_t stride) const;
+  /// A frag.rowvalue by `thread` of row `row` of a row vector whose column `col` holds `other`
+  /// where column 0 holds `value`: which column a lane reads is the target's.
+  SimError row_vector_differs(const Instr& in, std::uint32_t thread, std::uint32_t row,
+                              std::uint32_t col, Slot value, Slot other) const;
   /// An access of a shared element an asynchronous copy will write, before the copy's async.wait.
   SimError pending_copy(const Instr& in, std::uint32_t thread, Access access,
                         std::string_view alloc, std::uint32_t index, std::uint32_t count) const;
