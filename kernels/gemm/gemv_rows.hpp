@@ -17,11 +17,11 @@
 
 namespace iron::kernels::gemv {
 
-inline constexpr dsl::u32 kRows = 4;   ///< weight rows (columns of out) per group
-inline constexpr dsl::u32 kBatch = 4;  ///< rows of x per group
-inline constexpr dsl::u32 kThreads = 128;
+inline constexpr dsl::u32 kRows = 4;          ///< weight rows (columns of out) per group
+inline constexpr dsl::u32 kBatch = 4;         ///< rows of x per group
+inline constexpr dsl::u32 kMaxThreads = 128;  ///< a group is 32 … 128 threads (the geometry's)
+inline constexpr dsl::u32 kMaxSimdgroups = kMaxThreads / 32;
 inline constexpr dsl::u32 kSub = 8;  ///< columns of k decoded and multiplied at a time
-inline constexpr dsl::u32 kSimdgroups = kThreads / 32;
 
 /// Where a group works: its weight rows and x rows, each clamped into the matrix for reading
 /// (the copies past an edge compute values nobody stores), and the first of each.
@@ -43,70 +43,98 @@ inline Tile tile_of(const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n) 
   return t;
 }
 
-/// Adds chunks thread_id, thread_id + kThreads, … (of `chunks`) of the tile's rows to `acc`
-/// (acc[r · kBatch + b] for weight row r and x row b). x is [m, k] of T.
+/// Whether x row b of the tile is inside x: rows past m (b >= 1 only) skip their work, so at
+/// m = 1 a group multiplies one row.
+inline dsl::Expr<dsl::boolean> batch_in(const Tile& tile, const dsl::Expr<dsl::u32>& m,
+                                        dsl::u32 b) {
+  return b == 0 ? dsl::Expr<dsl::boolean>(true) : tile.batch0 + b < m;
+}
+
+/// Adds one chunk `c` of the tile's rows (loaded as `w`) to `acc` (acc[r · kBatch + b] for
+/// weight row r and x row b). x is [m, k] of T.
 template <class T, class Format>
-void accumulate(const Format& format, const dsl::Tensor<T>& x, const dsl::Expr<dsl::u32>& m,
-                const dsl::Expr<dsl::u32>& k, const Tile& tile, const dsl::Expr<dsl::u32>& chunks,
-                const dsl::Regs<dsl::f32, kRows * kBatch>& acc) {
+void multiply_chunk(const Format& format, const std::array<typename Format::Chunk, kRows>& w,
+                    const dsl::Expr<dsl::u32>& c, const dsl::Tensor<T>& x,
+                    const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& k, const Tile& tile,
+                    const dsl::Regs<dsl::f32, kRows * kBatch>& acc) {
   using namespace iron::dsl;
   constexpr u32 kSubs = Format::kChunk >= kSub ? Format::kChunk / kSub : 1;
   constexpr u32 kWidth = Format::kChunk >= kSub ? kSub : Format::kChunk;
-  // Rows of x past m (b >= 1 only) skip their work: at m = 1 a group multiplies one row.
-  const auto batch_in = [&](u32 b) { return b == 0 ? Expr<boolean>(true) : tile.batch0 + b < m; };
-  for (auto c : range(thread_id<0>(), chunks, kThreads)) {
-    std::array<typename Format::Chunk, kRows> w;
-    for (u32 r = 0; r < kRows; ++r) w[r] = format.load(tile.rows[r], c);
-    Regs<f32, kRows * kBatch> dot(0.0f);
-    Regs<f32, kBatch> xsum(0.0f);
-    for (u32 s = 0; s < kSubs; ++s) {
-      std::array<std::array<Expr<f32>, kWidth>, kRows> values;
-      for (u32 r = 0; r < kRows; ++r) values[r] = format.values(w[r], s);
-      for (u32 b = 0; b < kBatch; ++b) {
-        IRON_IF(batch_in(b)) {
-          // Every load at chunk + a literal: vectorize merges runs of them into 16-byte loads.
-          auto chunk = tile.batch[b] * k + c * Format::kChunk;
-          std::array<Expr<f32>, kWidth> xs;
-          for (u32 e = 0; e < kWidth; ++e) xs[e] = cast<f32>(load(x[chunk + (s * kWidth + e)]));
-          if constexpr (Format::kNeedsXsum) {
-            for (u32 e = 0; e < kWidth; ++e) xsum[b] += xs[e];
-          }
-          for (u32 r = 0; r < kRows; ++r) {
-            const auto d = dot[r * kBatch + b];
-            for (u32 e = 0; e < kWidth; ++e) d = fma(xs[e], values[r][e], d.get());
-          }
+  Regs<f32, kRows * kBatch> dot(0.0f);
+  Regs<f32, kBatch> xsum(0.0f);
+  for (u32 s = 0; s < kSubs; ++s) {
+    std::array<std::array<Expr<f32>, kWidth>, kRows> values;
+    for (u32 r = 0; r < kRows; ++r) values[r] = format.values(w[r], s);
+    for (u32 b = 0; b < kBatch; ++b) {
+      IRON_IF(batch_in(tile, m, b)) {
+        // Every load at chunk + a literal: vectorize merges runs of them into 16-byte loads.
+        auto chunk = tile.batch[b] * k + c * Format::kChunk;
+        std::array<Expr<f32>, kWidth> xs;
+        for (u32 e = 0; e < kWidth; ++e) xs[e] = cast<f32>(load(x[chunk + (s * kWidth + e)]));
+        if constexpr (Format::kNeedsXsum) {
+          for (u32 e = 0; e < kWidth; ++e) xsum[b] += xs[e];
+        }
+        for (u32 r = 0; r < kRows; ++r) {
+          const auto d = dot[r * kBatch + b];
+          for (u32 e = 0; e < kWidth; ++e) d = fma(xs[e], values[r][e], d.get());
         }
       }
     }
-    for (u32 b = 0; b < kBatch; ++b) {
-      IRON_IF(batch_in(b)) {
-        for (u32 r = 0; r < kRows; ++r) {
-          acc[r * kBatch + b] += format.combine(w[r], dot[r * kBatch + b].get(), xsum[b].get());
-        }
+  }
+  for (u32 b = 0; b < kBatch; ++b) {
+    IRON_IF(batch_in(tile, m, b)) {
+      for (u32 r = 0; r < kRows; ++r) {
+        acc[r * kBatch + b] += format.combine(w[r], dot[r * kBatch + b].get(), xsum[b].get());
       }
     }
   }
 }
 
-/// Sums each accumulator over the group's threads and writes out[b, row] (out is [m, n]) for
-/// the rows and x rows inside the matrix.
+/// Adds chunks thread_id, thread_id + group size, … (of `chunks`) of the tile's rows to `acc`,
+/// two at a time: both chunks' loads are in flight before either is multiplied (the second
+/// one's index clamped into the row, its product skipped past the end).
+template <class T, class Format>
+void accumulate(const Format& format, const dsl::Tensor<T>& x, const dsl::Expr<dsl::u32>& m,
+                const dsl::Expr<dsl::u32>& k, const Tile& tile, const dsl::Expr<dsl::u32>& chunks,
+                const dsl::Regs<dsl::f32, kRows * kBatch>& acc) {
+  using namespace iron::dsl;
+  auto threads = group_size<0>();
+  for (auto c : range(thread_id<0>(), chunks, threads * 2u)) {
+    auto next = c + threads;
+    auto next_in = min(next, chunks - 1u);
+    std::array<typename Format::Chunk, kRows> w;
+    std::array<typename Format::Chunk, kRows> w_next;
+    for (u32 r = 0; r < kRows; ++r) w[r] = format.load(tile.rows[r], c);
+    for (u32 r = 0; r < kRows; ++r) w_next[r] = format.load(tile.rows[r], next_in);
+    multiply_chunk<T>(format, w, c, x, m, k, tile, acc);
+    IRON_IF(next < chunks) { multiply_chunk<T>(format, w_next, next, x, m, k, tile, acc); }
+  }
+}
+
+/// Sums each accumulator of a live x row over the group's threads (a simdgroup sum, then the
+/// simdgroups' sums through shared memory) and writes out[b, row] (out is [m, n]) for the rows
+/// inside the matrix.
 template <class T>
 void store_sums(const dsl::Regs<dsl::f32, kRows * kBatch>& acc, const dsl::Out<T>& out,
                 const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n, const Tile& tile) {
   using namespace iron::dsl;
   constexpr u32 kSums = kRows * kBatch;
-  auto partial = shared<f32>(kSums * kSimdgroups);
-  for (u32 i = 0; i < kSums; ++i) {
-    auto sum = simd_sum(acc[i].get());
-    IRON_IF(lane_id() == 0u) { store(partial[simdgroup_id() * kSums + i], sum); }
+  auto partial = shared<f32>(kSums * kMaxSimdgroups);
+  for (u32 b = 0; b < kBatch; ++b) {
+    IRON_IF(batch_in(tile, m, b)) {
+      for (u32 r = 0; r < kRows; ++r) {
+        auto sum = simd_sum(acc[r * kBatch + b].get());
+        IRON_IF(lane_id() == 0u) { store(partial[simdgroup_id() * kSums + r * kBatch + b], sum); }
+      }
+    }
   }
   barrier();
   auto t = thread_id<0>();
   auto row = tile.row0 + t / kBatch;
   auto batch = tile.batch0 + t % kBatch;
   IRON_IF(t < kSums && row < n && batch < m) {
-    Expr<f32> total = load(partial[t]);
-    for (u32 g = 1; g < kSimdgroups; ++g) total = total + load(partial[g * kSums + t]);
+    Var<f32> total(load(partial[t]));
+    for (auto g : range(1u, simdgroup_count())) total += load(partial[g * kSums + t]);
     store(out[batch * n + row], cast<T>(total));
   }
 }
@@ -117,13 +145,16 @@ inline std::string grid_rule() {
          "), 1, 1]";
 }
 
-/// The launch for a [m, k] · [n, k]ᵀ product.
-inline dsl::Geometry geometry(const dsl::GeometryQuery& q) {
+/// The launch for a [m, k] · [n, k]ᵀ product whose weight rows are `chunks` chunks: a group of
+/// 32 to 128 threads, as many as keep at least 4 chunks a thread, so that short rows (a
+/// quantized row of 4096 codes is 128 chunks) still give each thread loads to overlap.
+inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint64_t chunks) {
   const auto blocks = [](std::uint64_t size, std::uint64_t per) {
     return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + per - 1) / per, 1));
   };
+  const std::uint64_t threads = std::clamp<std::uint64_t>(chunks / 4 / 32 * 32, 32, kMaxThreads);
   return {{blocks(q.constant("n"), kRows) * blocks(q.constant("m"), kBatch), 1, 1},
-          {kThreads, 1, 1}};
+          {static_cast<std::uint32_t>(threads), 1, 1}};
 }
 
 }  // namespace iron::kernels::gemv
