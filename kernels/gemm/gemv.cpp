@@ -50,6 +50,7 @@ struct DenseWeights {
   static constexpr u32 kChunk = CHUNK;
   static constexpr u32 kWidth = CHUNK < gemv::kSub ? CHUNK : gemv::kSub;
   static constexpr bool kNeedsXsum = false;
+  static constexpr float x_scale(u32 /*e*/) { return 1.0f; }
   using Chunk = std::array<Expr<T>, CHUNK>;
 
   const Tensor<T>& w;
@@ -70,18 +71,29 @@ struct DenseWeights {
   }
 };
 
-/// MLX affine codes: a chunk is 4 words of one group; the values are the codes, and the chunk's
-/// term is scale · Σ x·q + bias · Σ x.
+/// MLX affine codes: a chunk is 4 words of one group; the chunk's term is
+/// scale · Σ x·q + bias · Σ x.
+///
+/// A code is read in place, without shifting it down: its BITS-bit field at bit position
+/// p < 16 of a half word, or'd into 2^23's bits, is the f32 2^23 + q·2^p exactly (q·2^p < 2^23),
+/// so one mask-and-or and one subtraction give q·2^p, and x's element is scaled by 2^-p to
+/// match (exact: a power of two). The word's upper half is shifted down once for its codes.
 template <class T, u32 BITS, u32 GROUP>
 struct AffineWeights {
   static constexpr u32 kCodes = codes_per_word<BITS>;
   static constexpr u32 kChunk = 4 * kCodes;
   static constexpr bool kNeedsXsum = true;
+  static constexpr u32 kPerHalf = kCodes / 2;  // codes in 16 bits
   static_assert(GROUP % kChunk == 0, "a chunk lies in one group");
+  static_assert(gemv::kSub % kCodes == 0 || kCodes % gemv::kSub == 0, "whole words a sub-chunk");
   struct Chunk {
     std::array<Expr<u32>, 4> words;
     Expr<f32> scale, bias;
   };
+  /// 2^-p for element e of a sub-chunk (the code's bit position p within its half word).
+  static constexpr float x_scale(u32 e) {
+    return 1.0f / static_cast<float>(1u << (e % kPerHalf * BITS));
+  }
 
   const Tensor<u32>& packed;
   const Tensor<T>& scales;
@@ -96,11 +108,16 @@ struct AffineWeights {
     ch.bias = cast<f32>(dsl::load(biases[group]));
     return ch;
   }
+  /// q·2^p of the sub-chunk's codes (x_scale undoes the 2^p).
   std::array<Expr<f32>, gemv::kSub> values(const Chunk& ch, u32 s) const {
     std::array<Expr<f32>, gemv::kSub> out;
     for (u32 e = 0; e < gemv::kSub; ++e) {
       const u32 i = s * gemv::kSub + e;
-      out[e] = code_value(unpack_code<BITS>(ch.words[i / kCodes], Expr<u32>(i % kCodes)));
+      const Expr<u32>& word = ch.words[i / kCodes];
+      const u32 code = i % kCodes;
+      auto half = code < kPerHalf ? word : word >> 16u;
+      auto field = half & (((1u << BITS) - 1u) << (code % kPerHalf * BITS));
+      out[e] = code_value(field);
     }
     return out;
   }
@@ -114,6 +131,7 @@ struct AffineWeights {
 struct Mxfp4Weights {
   static constexpr u32 kChunk = 32;
   static constexpr bool kNeedsXsum = false;
+  static constexpr float x_scale(u32 /*e*/) { return 1.0f; }
   struct Chunk {
     std::array<Expr<u32>, 4> words;
     Expr<f32> scale;

@@ -5,7 +5,8 @@
 /// - `kChunk`: the k columns of one chunk (a multiple of kSub, or 1 for the element path);
 /// - `Chunk load(row, c)`: the loads of chunk c of weight row `row`;
 /// - `std::array<Expr<f32>, kSub> values(chunk, s)`: the numbers that multiply x's columns
-///   c·kChunk + s·kSub …: the weights, or the codes of an affine format;
+///   c·kChunk + s·kSub …: the weights, or the codes of an affine format, each times 1 / x_scale(e);
+/// - `float x_scale(e)`: the power of two x's element e of a sub-chunk is scaled by first;
 /// - `Expr<f32> combine(chunk, dot, xsum)`: the chunk's term from dot = Σ x·values and
 ///   xsum = Σ x over the chunk (an affine group's bias multiplies xsum).
 #pragma once
@@ -73,6 +74,9 @@ void multiply_chunk(const Format& format, const std::array<typename Format::Chun
         for (u32 e = 0; e < kWidth; ++e) xs[e] = cast<f32>(load(x[chunk + (s * kWidth + e)]));
         if constexpr (Format::kNeedsXsum) {
           for (u32 e = 0; e < kWidth; ++e) xsum[b] += xs[e];
+        }
+        for (u32 e = 0; e < kWidth; ++e) {
+          if (Format::x_scale(e) != 1.0f) xs[e] = xs[e] * Format::x_scale(e);
         }
         for (u32 r = 0; r < kRows; ++r) {
           const auto d = dot[r * kBatch + b];
@@ -146,13 +150,12 @@ inline std::string grid_rule() {
 }
 
 /// The launch for a [m, k] · [n, k]ᵀ product whose weight rows are `chunks` chunks: a group of
-/// 32 to 128 threads, as many as keep at least 4 chunks a thread, so that short rows (a
-/// quantized row of 4096 codes is 128 chunks) still give each thread loads to overlap.
+/// 32 to 128 threads, as many as give each thread a pair of chunks (both in flight at once).
 inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint64_t chunks) {
   const auto blocks = [](std::uint64_t size, std::uint64_t per) {
     return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + per - 1) / per, 1));
   };
-  const std::uint64_t threads = std::clamp<std::uint64_t>(chunks / 4 / 32 * 32, 32, kMaxThreads);
+  const std::uint64_t threads = std::clamp<std::uint64_t>(chunks / 2 / 32 * 32, 32, kMaxThreads);
   return {{blocks(q.constant("n"), kRows) * blocks(q.constant("m"), kBatch), 1, 1},
           {static_cast<std::uint32_t>(threads), 1, 1}};
 }
