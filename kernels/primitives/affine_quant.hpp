@@ -20,6 +20,12 @@ dsl::Expr<dsl::u32> unpack_code(const dsl::Expr<dsl::u32>& word, const dsl::Expr
   return (word >> (k * BITS)) & ((1u << BITS) - 1u);
 }
 
+/// The code q (below 2^23) as an exact f32, without the integer-to-float conversion (a
+/// quarter-rate instruction): q in the low mantissa bits of 2^23 is 2^23 + q, less 2^23.
+inline dsl::Expr<dsl::f32> code_value(const dsl::Expr<dsl::u32>& q) {
+  return dsl::bitcast<dsl::f32>(q | 0x4B000000u) - 8388608.0f;
+}
+
 /// w = scale * q + bias in f32 with one rounding.
 inline dsl::Expr<dsl::f32> affine_dequant(const dsl::Expr<dsl::u32>& q,
                                           const dsl::Expr<dsl::f32>& scale,

@@ -45,6 +45,34 @@ TEST(PassSimplify, IntegerIdentities) {
   expect_pass(simplify, kBefore, 12, kAfter, 12);
 }
 
+TEST(PassSimplify, BooleanIdentities) {
+  // x && true and x || false give x back; x && false and x || true are fold_constants' business
+  // only when both sides are constant, so they stay.
+  constexpr std::string_view kBefore = R"(
+  %0 = builtin global_id.x : u32
+  %1 = const 8 : u32
+  %2 = lt %0, %1 : bool
+  %3 = const 1 : bool
+  %4 = const 0 : bool
+  %5 = and %2, %3 : bool
+  %6 = or %4, %5 : bool
+  %7 = and %6, %4 : bool
+  %8 = select %7, %0, %1 : u32
+  store outu[%0], %8 : u32
+)";
+  constexpr std::string_view kAfter = R"(
+  %0 = builtin global_id.x : u32
+  %1 = const 8 : u32
+  %2 = lt %0, %1 : bool
+  %3 = const 1 : bool
+  %4 = const 0 : bool
+  %7 = and %2, %4 : bool
+  %8 = select %7, %0, %1 : u32
+  store outu[%0], %8 : u32
+)";
+  expect_pass(simplify, kBefore, 9, kAfter, 9);
+}
+
 TEST(PassSimplify, ExactFloatIdentities) {
   // x * 1, x / 1, x - (+0.0), x + (-0.0) and --x give x back for every x, -0.0 and NaN included.
   constexpr std::string_view kBefore = R"(

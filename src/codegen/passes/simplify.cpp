@@ -116,6 +116,13 @@ class Simplifier {
       if (const auto k = power_of_two(ir::BinaryOp(op).rhs())) {
         reduce(op, site, OpKind::And, (std::int64_t{1} << *k) - 1);
       }
+    } else if ((op.kind == OpKind::And || op.kind == OpKind::Or) && t == DType::Bool) {
+      // x && true == x, x || false == x: what a condition with a part known at trace time
+      // leaves once that part folds.
+      const ir::BinaryOp logic(op);
+      const double identity = op.kind == OpKind::And ? 1.0 : 0.0;
+      if (is(logic.rhs(), identity)) return logic.lhs();
+      if (is(logic.lhs(), identity)) return logic.rhs();
     } else if (op.kind == OpKind::Neg || op.kind == OpKind::Not) {
       const Def* inner = def(ir::UnaryOp(op).operand());
       if (inner != nullptr && inner->kind == op.kind) return inner->arg;

@@ -34,19 +34,19 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_affine_b8_g128_f
     const float v19 = biases[v16];  // kernels/quant/dequant_affine.cpp:60
     const unsigned int v25 = v12 >> 0u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v26 = v25 & 255u;
-    const float v27 = static_cast<float>(v26);  // kernels/primitives/affine_quant.hpp:27
+    const float v27 = static_cast<float>(v26);  // kernels/primitives/affine_quant.hpp:33
     const float v28 = fmaf(v27, v17, v19);
     const unsigned int v36 = v12 >> 8u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v37 = v36 & 255u;
-    const float v38 = static_cast<float>(v37);  // kernels/primitives/affine_quant.hpp:27
+    const float v38 = static_cast<float>(v37);  // kernels/primitives/affine_quant.hpp:33
     const float v39 = fmaf(v38, v17, v19);
     const unsigned int v47 = v12 >> 16u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v48 = v47 & 255u;
-    const float v49 = static_cast<float>(v48);  // kernels/primitives/affine_quant.hpp:27
+    const float v49 = static_cast<float>(v48);  // kernels/primitives/affine_quant.hpp:33
     const float v50 = fmaf(v49, v17, v19);
     const unsigned int v58 = v12 >> 24u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v59 = v58 & 255u;
-    const float v60 = static_cast<float>(v59);  // kernels/primitives/affine_quant.hpp:27
+    const float v60 = static_cast<float>(v59);  // kernels/primitives/affine_quant.hpp:33
     const float v61 = fmaf(v60, v17, v19);
     *reinterpret_cast<iron_f32x4*>(out + v14) = iron_f32x4{{v28, v39, v50, v61}};  // kernels/quant/dequant_affine.cpp:64
   }

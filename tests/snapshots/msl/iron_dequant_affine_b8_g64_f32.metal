@@ -36,19 +36,19 @@ kernel void iron_dequant_affine_b8_g64_f32(
     const float v19 = biases[v16];  // kernels/quant/dequant_affine.cpp:60
     const uint v25 = v12 >> 0u;  // kernels/primitives/affine_quant.hpp:20
     const uint v26 = v25 & 255u;
-    const float v27 = float(v26);  // kernels/primitives/affine_quant.hpp:27
+    const float v27 = float(v26);  // kernels/primitives/affine_quant.hpp:33
     const float v28 = fma(v27, v17, v19);
     const uint v36 = v12 >> 8u;  // kernels/primitives/affine_quant.hpp:20
     const uint v37 = v36 & 255u;
-    const float v38 = float(v37);  // kernels/primitives/affine_quant.hpp:27
+    const float v38 = float(v37);  // kernels/primitives/affine_quant.hpp:33
     const float v39 = fma(v38, v17, v19);
     const uint v47 = v12 >> 16u;  // kernels/primitives/affine_quant.hpp:20
     const uint v48 = v47 & 255u;
-    const float v49 = float(v48);  // kernels/primitives/affine_quant.hpp:27
+    const float v49 = float(v48);  // kernels/primitives/affine_quant.hpp:33
     const float v50 = fma(v49, v17, v19);
     const uint v58 = v12 >> 24u;  // kernels/primitives/affine_quant.hpp:20
     const uint v59 = v58 & 255u;
-    const float v60 = float(v59);  // kernels/primitives/affine_quant.hpp:27
+    const float v60 = float(v59);  // kernels/primitives/affine_quant.hpp:33
     const float v61 = fma(v60, v17, v19);
     *(device float4*)(out + v14) = float4(v28, v39, v50, v61);  // kernels/quant/dequant_affine.cpp:64
   }

@@ -1,0 +1,183 @@
+/// The product every iron_gemm form shares: a group's 128×64 tile of a · op(b) on tensor-core
+/// fragments, handed element by element to the form's epilogue (scale, bias, activation,
+/// residual, beta · c). See kernels/gemm/gemm.cpp for the method and the error bound.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <iron/iron.hpp>
+#include <string>
+
+namespace iron::kernels::gemm {
+
+inline constexpr std::uint32_t kBM = 128;  ///< rows of out per group
+inline constexpr std::uint32_t kBN = 64;   ///< columns of out per group
+inline constexpr std::uint32_t kWM = 64;   ///< rows per simdgroup
+inline constexpr std::uint32_t kWN = 32;   ///< columns per simdgroup
+inline constexpr std::uint32_t kThreads = 128;
+static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads, "one simdgroup per part of the tile");
+
+/// Columns of `a` per step, and the padding of each shared row: 16-bit tiles keep rows of whole
+/// 16-byte chunks (the fragment loads read them 8 elements at a time) whose 8-row groups fall
+/// in different banks; f32 fragments load element by element.
+template <class T>
+constexpr std::uint32_t step_k() {
+  return dsl::lane_bytes<T>() == 2 ? 32 : 16;
+}
+template <class T>
+constexpr std::uint32_t pad() {
+  return dsl::lane_bytes<T>() == 2 ? 8 : 4;
+}
+inline constexpr std::uint32_t kChunk = 8;  ///< elements per 16-byte copy of f16/bf16
+
+/// A row-major matrix in a tensor: `height` × `width` elements from `base`.
+template <class T>
+struct Matrix {
+  const dsl::Tensor<T>& data;
+  dsl::Expr<dsl::u32> base, height, width;
+};
+
+/// Starts copying rows [row0, row0 + Rows) × columns [col0, col0 + Cols) of `src` to `tile` at
+/// `at` (rows `pitch` elements apart) with 16-byte asynchronous copies, zeros outside the
+/// matrix. Needs the base and width to be multiples of 8: a 16-byte piece is then in or out of
+/// the matrix as a whole.
+template <class T, std::uint32_t Rows, std::uint32_t Cols>
+void start_tile_copy(const Matrix<T>& src, const dsl::Shared<T>& tile, std::uint32_t pitch,
+                     const dsl::Expr<dsl::u32>& at, const dsl::Expr<dsl::u32>& row0,
+                     const dsl::Expr<dsl::u32>& col0) {
+  using namespace iron::dsl;
+  constexpr std::uint32_t kW = 16 / lane_bytes<T>();  // elements per copy
+  constexpr std::uint32_t kCopies = Rows * Cols / kW / kThreads;
+  static_assert(Rows * Cols % (kW * kThreads) == 0, "whole copies per thread");
+  for (std::uint32_t j = 0; j < kCopies; ++j) {
+    auto v = thread_id<0>() + j * kThreads;
+    auto r = v / (Cols / kW);
+    auto c = v % (Cols / kW) * kW;
+    auto inside = row0 + r < src.height && col0 + c < src.width;
+    auto from = select(inside, src.base + (row0 + r) * src.width + col0 + c, src.base);
+    copy_async<kW>(tile[at + r * pitch + c], src.data[from], inside);
+  }
+}
+
+/// Copies rows [row0, row0 + rows) × columns [col0, col0 + cols) of `src` to `tile` (pitch
+/// `pitch`) element by element, zeros outside the matrix: the path for any width.
+template <class T>
+void copy_tile(const Matrix<T>& src, const dsl::Shared<T>& tile, std::uint32_t pitch,
+               const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0, std::uint32_t rows,
+               std::uint32_t cols) {
+  using namespace iron::dsl;
+  for (auto v : range(thread_id<0>(), rows * cols, group_size<0>())) {
+    auto r = v / cols;
+    auto c = v % cols;
+    IRON_IF(row0 + r < src.height && col0 + c < src.width) {
+      store(tile[r * pitch + c], load(src.data[src.base + (row0 + r) * src.width + col0 + c]));
+    }
+    IRON_ELSE { store(tile[r * pitch + c], 0.0f); }
+  }
+}
+
+/// The dispatch and grid every form declares: 128 threads, a group per 128×64 tile of out and
+/// `batches` along z.
+inline void declare(const std::string& batches = "1") {
+  using namespace iron::dsl;
+  dispatch(tiled, {exactly(kThreads)});
+  static_assert(kBM == 128 && kBN == 64, "the grid rule below counts tiles of 64 x 128");
+  grid("[ceil_div(n, 64), ceil_div(m, 128), " + batches + "]");
+}
+
+/// Computes this group's tile of a · op(b) (`a` [m, k]; `b` [k, n] when B_LAYOUT is row_major,
+/// else [n, k]), each matrix from its base, and calls epilogue(r, c, sum) for every element
+/// (r, c) of the tile inside out, with sum the f32 Σ_p a[r, p] · b(p, c).
+template <class T, dsl::MatrixLayout B_LAYOUT, class Epilogue>
+void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+             const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+             const dsl::Expr<dsl::u32>& a_base, const dsl::Expr<dsl::u32>& b_base,
+             Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  constexpr std::uint32_t kBK = step_k<T>();
+  constexpr std::uint32_t kPitchA = kBK + pad<T>();
+  constexpr bool kb_rows = B_LAYOUT == row_major;  // b is [k, n]
+  constexpr std::uint32_t kPitchB = kb_rows ? kBN + pad<T>() : kBK + pad<T>();
+
+  // Two stages of each tile: one being multiplied while the next one's copies land.
+  constexpr std::uint32_t kStageA = kBM * kPitchA;
+  constexpr std::uint32_t kStageB = kb_rows ? kBK * kPitchB : kBN * kPitchB;
+  auto tile_a = shared<T>(2 * kStageA);
+  auto tile_b = shared<T>(2 * kStageB);
+  auto row0 = program_id<1>() * kBM;
+  auto col0 = program_id<0>() * kBN;
+  auto warp = simdgroup_id();
+  auto warp_row = warp / (kBN / kWN) * kWM;
+  auto warp_col = warp % (kBN / kWN) * kWN;
+  const Matrix<T> ma{a, a_base, m, k};
+  const Matrix<T> mb = kb_rows ? Matrix<T>{b, b_base, k, n} : Matrix<T>{b, b_base, n, k};
+
+  FragAcc<kWM, kWN> acc;
+  FragA<T, kWM, 16> fa;
+  FragB<T, 16, kWN> fb;
+  // Multiplies the stage at `a0`, `b0` in shared memory into each simdgroup's accumulator.
+  const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0) {
+    for (std::uint32_t kk = 0; kk < kBK; kk += 16) {
+      fa.load(tile_a, a0 + warp_row * kPitchA + kk, kPitchA);
+      if constexpr (kb_rows) {
+        fb.load(tile_b, b0 + kk * kPitchB + warp_col, kPitchB);
+      } else {
+        fb.load(tile_b, b0 + warp_col * kPitchB + kk, kPitchB, col_major);
+      }
+      mma(acc, fa, fb);
+    }
+  };
+  IRON_IF(k % kChunk == 0u && mb.width % kChunk == 0u && a_base % kChunk == 0u &&
+          b_base % kChunk == 0u) {
+    // Whole 16-byte pieces: step p0 + kBK's tiles are copied asynchronously while step p0's
+    // are multiplied.
+    const auto start = [&](const Expr<u32>& p0, const Expr<u32>& stage) {
+      start_tile_copy<T, kBM, kBK>(ma, tile_a, kPitchA, stage * kStageA, row0, p0);
+      if constexpr (kb_rows) {
+        start_tile_copy<T, kBK, kBN>(mb, tile_b, kPitchB, stage * kStageB, p0, col0);
+      } else {
+        start_tile_copy<T, kBN, kBK>(mb, tile_b, kPitchB, stage * kStageB, col0, p0);
+      }
+    };
+    start(Expr<u32>(0u), Expr<u32>(0u));
+    async_commit();
+    for (auto p0 : range(0u, k, kBK)) {
+      auto stage = p0 / kBK % 2u;
+      IRON_IF(p0 + kBK < k) { start(p0 + kBK, 1u - stage); }
+      async_commit();  // a group every step, empty at the last: the wait below counts on it
+      async_wait(1);   // this step's tiles have landed
+      barrier();
+      multiply(stage * kStageA, stage * kStageB);
+      barrier();  // every simdgroup is done with the stage the next step copies into
+    }
+  }
+  IRON_ELSE {
+    for (auto p0 : range(0u, k, kBK)) {
+      copy_tile<T>(ma, tile_a, kPitchA, row0, p0, kBM, kBK);
+      if constexpr (kb_rows) {
+        copy_tile<T>(mb, tile_b, kPitchB, p0, col0, kBK, kBN);
+      } else {
+        copy_tile<T>(mb, tile_b, kPitchB, col0, p0, kBN, kBK);
+      }
+      barrier();
+      multiply(Expr<u32>(0u), Expr<u32>(0u));
+      barrier();
+    }
+  }
+  // Each lane hands on the elements it holds, where they fall inside out.
+  for (std::uint32_t slot = 0; slot < FragAcc<kWM, kWN>::elements; ++slot) {
+    auto r = row0 + warp_row + acc.row(slot);
+    auto c = col0 + warp_col + acc.col(slot);
+    IRON_IF(r < m && c < n) { epilogue(r, c, acc.get(slot)); }
+  }
+}
+
+/// The launch of every form: a group per 128×64 tile of out, `batches` along z.
+inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint32_t batches = 1) {
+  const auto tiles = [](std::uint64_t size, std::uint64_t tile) {
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + tile - 1) / tile, 1));
+  };
+  return {{tiles(q.constant("n"), kBN), tiles(q.constant("m"), kBM), batches}, {kThreads, 1, 1}};
+}
+
+}  // namespace iron::kernels::gemm

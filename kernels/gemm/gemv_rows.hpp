@@ -1,0 +1,163 @@
+/// The loop every iron_gemv form shares: a group reads a few rows of the weight once, in chunks
+/// along k, and multiplies each chunk with a few rows of x, whatever the weight's format.
+///
+/// A format is a struct with
+/// - `kChunk`: the k columns of one chunk (a multiple of kSub, or 1 for the element path);
+/// - `Chunk load(row, c)`: the loads of chunk c of weight row `row`;
+/// - `std::array<Expr<f32>, kSub> values(chunk, s)`: the numbers that multiply x's columns
+///   c·kChunk + s·kSub …: the weights, or the codes of an affine format, each times 1 / x_scale(e);
+/// - `float x_scale(e)`: the power of two x's element e of a sub-chunk is scaled by first;
+/// - `Expr<f32> combine(chunk, dot, xsum)`: the chunk's term from dot = Σ x·values and
+///   xsum = Σ x over the chunk (an affine group's bias multiplies xsum).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <iron/iron.hpp>
+#include <string>
+
+namespace iron::kernels::gemv {
+
+inline constexpr dsl::u32 kRows = 4;          ///< weight rows (columns of out) per group
+inline constexpr dsl::u32 kBatch = 4;         ///< rows of x per group
+inline constexpr dsl::u32 kMaxThreads = 128;  ///< a group is 32 … 128 threads (the geometry's)
+inline constexpr dsl::u32 kMaxSimdgroups = kMaxThreads / 32;
+inline constexpr dsl::u32 kSub = 8;  ///< columns of k decoded and multiplied at a time
+
+/// Where a group works: its weight rows and x rows, each clamped into the matrix for reading
+/// (the copies past an edge compute values nobody stores), and the first of each.
+struct Tile {
+  dsl::Expr<dsl::u32> row0, batch0;
+  std::array<dsl::Expr<dsl::u32>, kRows> rows;
+  std::array<dsl::Expr<dsl::u32>, kBatch> batch;
+};
+
+/// The tile of group g: groups walk the x rows of one block of weight rows before the next, so
+/// the groups sharing weight rows run side by side and read them from memory once.
+inline Tile tile_of(const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n) {
+  using namespace iron::dsl;
+  auto batches = (m + (kBatch - 1)) / kBatch;
+  auto g = group_id<0>();
+  Tile t{g / batches * kRows, g % batches * kBatch, {}, {}};
+  for (u32 r = 0; r < kRows; ++r) t.rows[r] = min(t.row0 + r, n - 1u);
+  for (u32 b = 0; b < kBatch; ++b) t.batch[b] = min(t.batch0 + b, m - 1u);
+  return t;
+}
+
+/// Whether x row b of the tile is inside x: rows past m (b >= 1 only) skip their work, so at
+/// m = 1 a group multiplies one row.
+inline dsl::Expr<dsl::boolean> batch_in(const Tile& tile, const dsl::Expr<dsl::u32>& m,
+                                        dsl::u32 b) {
+  return b == 0 ? dsl::Expr<dsl::boolean>(true) : tile.batch0 + b < m;
+}
+
+/// Adds one chunk `c` of the tile's rows (loaded as `w`) to `acc` (acc[r · kBatch + b] for
+/// weight row r and x row b). x is [m, k] of T.
+template <class T, class Format>
+void multiply_chunk(const Format& format, const std::array<typename Format::Chunk, kRows>& w,
+                    const dsl::Expr<dsl::u32>& c, const dsl::Tensor<T>& x,
+                    const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& k, const Tile& tile,
+                    const dsl::Regs<dsl::f32, kRows * kBatch>& acc) {
+  using namespace iron::dsl;
+  constexpr u32 kSubs = Format::kChunk >= kSub ? Format::kChunk / kSub : 1;
+  constexpr u32 kWidth = Format::kChunk >= kSub ? kSub : Format::kChunk;
+  Regs<f32, kRows * kBatch> dot(0.0f);
+  Regs<f32, kBatch> xsum(0.0f);
+  for (u32 s = 0; s < kSubs; ++s) {
+    std::array<std::array<Expr<f32>, kWidth>, kRows> values;
+    for (u32 r = 0; r < kRows; ++r) values[r] = format.values(w[r], s);
+    for (u32 b = 0; b < kBatch; ++b) {
+      IRON_IF(batch_in(tile, m, b)) {
+        // Every load at chunk + a literal: vectorize merges runs of them into 16-byte loads.
+        auto chunk = tile.batch[b] * k + c * Format::kChunk;
+        std::array<Expr<f32>, kWidth> xs;
+        for (u32 e = 0; e < kWidth; ++e) xs[e] = cast<f32>(load(x[chunk + (s * kWidth + e)]));
+        if constexpr (Format::kNeedsXsum) {
+          for (u32 e = 0; e < kWidth; ++e) xsum[b] += xs[e];
+        }
+        for (u32 e = 0; e < kWidth; ++e) {
+          if (Format::x_scale(e) != 1.0f) xs[e] = xs[e] * Format::x_scale(e);
+        }
+        for (u32 r = 0; r < kRows; ++r) {
+          const auto d = dot[r * kBatch + b];
+          for (u32 e = 0; e < kWidth; ++e) d = fma(xs[e], values[r][e], d.get());
+        }
+      }
+    }
+  }
+  for (u32 b = 0; b < kBatch; ++b) {
+    IRON_IF(batch_in(tile, m, b)) {
+      for (u32 r = 0; r < kRows; ++r) {
+        acc[r * kBatch + b] += format.combine(w[r], dot[r * kBatch + b].get(), xsum[b].get());
+      }
+    }
+  }
+}
+
+/// Adds chunks thread_id, thread_id + group size, … (of `chunks`) of the tile's rows to `acc`,
+/// two at a time: both chunks' loads are in flight before either is multiplied (the second
+/// one's index clamped into the row, its product skipped past the end).
+template <class T, class Format>
+void accumulate(const Format& format, const dsl::Tensor<T>& x, const dsl::Expr<dsl::u32>& m,
+                const dsl::Expr<dsl::u32>& k, const Tile& tile, const dsl::Expr<dsl::u32>& chunks,
+                const dsl::Regs<dsl::f32, kRows * kBatch>& acc) {
+  using namespace iron::dsl;
+  auto threads = group_size<0>();
+  for (auto c : range(thread_id<0>(), chunks, threads * 2u)) {
+    auto next = c + threads;
+    auto next_in = min(next, chunks - 1u);
+    std::array<typename Format::Chunk, kRows> w;
+    std::array<typename Format::Chunk, kRows> w_next;
+    for (u32 r = 0; r < kRows; ++r) w[r] = format.load(tile.rows[r], c);
+    for (u32 r = 0; r < kRows; ++r) w_next[r] = format.load(tile.rows[r], next_in);
+    multiply_chunk<T>(format, w, c, x, m, k, tile, acc);
+    IRON_IF(next < chunks) { multiply_chunk<T>(format, w_next, next, x, m, k, tile, acc); }
+  }
+}
+
+/// Sums each accumulator of a live x row over the group's threads (a simdgroup sum, then the
+/// simdgroups' sums through shared memory) and writes out[b, row] (out is [m, n]) for the rows
+/// inside the matrix.
+template <class T>
+void store_sums(const dsl::Regs<dsl::f32, kRows * kBatch>& acc, const dsl::Out<T>& out,
+                const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n, const Tile& tile) {
+  using namespace iron::dsl;
+  constexpr u32 kSums = kRows * kBatch;
+  auto partial = shared<f32>(kSums * kMaxSimdgroups);
+  for (u32 b = 0; b < kBatch; ++b) {
+    IRON_IF(batch_in(tile, m, b)) {
+      for (u32 r = 0; r < kRows; ++r) {
+        auto sum = simd_sum(acc[r * kBatch + b].get());
+        IRON_IF(lane_id() == 0u) { store(partial[simdgroup_id() * kSums + r * kBatch + b], sum); }
+      }
+    }
+  }
+  barrier();
+  auto t = thread_id<0>();
+  auto row = tile.row0 + t / kBatch;
+  auto batch = tile.batch0 + t % kBatch;
+  IRON_IF(t < kSums && row < n && batch < m) {
+    Var<f32> total(load(partial[t]));
+    for (auto g : range(1u, simdgroup_count())) total += load(partial[g * kSums + t]);
+    store(out[batch * n + row], cast<T>(total));
+  }
+}
+
+/// The grid rule: one group per kRows weight rows and kBatch x rows.
+inline std::string grid_rule() {
+  return "[ceil_div(n, " + std::to_string(kRows) + ") * ceil_div(m, " + std::to_string(kBatch) +
+         "), 1, 1]";
+}
+
+/// The launch for a [m, k] · [n, k]ᵀ product whose weight rows are `chunks` chunks: a group of
+/// 32 to 128 threads, as many as give each thread a pair of chunks (both in flight at once).
+inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint64_t chunks) {
+  const auto blocks = [](std::uint64_t size, std::uint64_t per) {
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + per - 1) / per, 1));
+  };
+  const std::uint64_t threads = std::clamp<std::uint64_t>(chunks / 2 / 32 * 32, 32, kMaxThreads);
+  return {{blocks(q.constant("n"), kRows) * blocks(q.constant("m"), kBatch), 1, 1},
+          {static_cast<std::uint32_t>(threads), 1, 1}};
+}
+
+}  // namespace iron::kernels::gemv
