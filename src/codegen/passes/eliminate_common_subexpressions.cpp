@@ -56,7 +56,8 @@ class Eliminator {
  public:
   void block(ir::Block& b) {
     std::vector<std::map<Key, ir::ValueId>::iterator> scope;  // what this block made available
-    for (std::size_t i = 0; i < b.ops.size();) {
+    std::size_t kept = 0;  // the ops that stay are compacted to the front, in order
+    for (std::size_t i = 0; i < b.ops.size(); ++i) {
       ir::Op& op = b.ops[i];
       for (ir::ValueId& a : op.args) {
         if (const auto it = replaced_.find(a); it != replaced_.end()) a = it->second;
@@ -69,13 +70,14 @@ class Eliminator {
         const auto [it, inserted] = available_.try_emplace(key(op), op.result);
         if (!inserted) {
           replaced_[op.result] = it->second;
-          b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
           continue;
         }
         scope.push_back(it);
       }
-      ++i;
+      if (kept != i) b.ops[kept] = std::move(op);
+      ++kept;
     }
+    b.ops.resize(kept);
     for (const auto& it : scope) available_.erase(it);
   }
 

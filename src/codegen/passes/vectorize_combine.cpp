@@ -158,7 +158,10 @@ class Combiner {
  public:
   Combiner(ir::Kernel& kernel, const TargetProfile& target) : k_(kernel), target_(target) {}
 
-  void run() { visit(k_.body.ops); }
+  void run() {
+    defs_ = ir::definitions(k_);
+    visit(k_.body.ops);
+  }
 
  private:
   void visit(std::vector<Op>& ops) {
@@ -170,11 +173,16 @@ class Combiner {
         if (then_block) conditions_.pop_back();
       }
     }
-    const Alignment::Definitions defs = ir::definitions(k_);
-    Alignment alignment(k_, defs);
+    Alignment alignment(k_, defs_);
     for (ValueId c : conditions_) alignment.assume_true(c);
-    const std::vector<Merge> merges = BlockPlanner(ops, alignment, defs, target_).run();
-    if (!merges.empty()) rewrite(ops, merges);
+    const std::vector<Merge> merges = BlockPlanner(ops, alignment, defs_, target_).run();
+    if (merges.empty()) return;
+    rewrite(ops, merges);
+    // The block's own ops moved (those of the blocks inside them did not): point their values'
+    // definitions at the new places.
+    for (const Op& op : ops) {
+      if (op.result != ir::kNoValue) defs_[op.result] = &op;
+    }
   }
 
   /// Rebuilds `ops` with every merge: vector loads where their first member was, vector stores
@@ -246,6 +254,7 @@ class Combiner {
 
   ir::Kernel& k_;
   const TargetProfile& target_;
+  Alignment::Definitions defs_;      ///< every value's defining op, kept current by rewrite
   std::vector<ValueId> conditions_;  ///< of the branches whose then-block is being visited
 };
 
