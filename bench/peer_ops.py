@@ -408,6 +408,78 @@ def _gemm_peers(b_rows):
     return peers
 
 
+def _gemm_epilogue_inputs(dims, dtype, gen):
+    m, n, k, b_rows = (d(dims, key) for key in ("m", "n", "k", "b_rows"))
+    b_shape = (k, n) if b_rows else (n, k)
+    extra = (n,) if d(dims, "epilogue") < 3 else (m, n)
+    return (uniform((m, k), dtype, gen), uniform(b_shape, dtype, gen), uniform(extra, dtype, gen))
+
+
+def _gemm_epilogue_peers(dims, dtype):
+    b_rows, epilogue = d(dims, "b_rows"), d(dims, "epilogue")
+    activation = [lambda y: y, F.silu, _gelu_tanh, lambda y: y, lambda y: y][epilogue]
+
+    def eager(a, b, extra):
+        y = a @ b if b_rows else a @ b.t()
+        if epilogue == 4:
+            return y + 0.5 * extra  # beta · c
+        return activation(y + extra)
+    return {"torch eager": lambda: eager, "torch.compile": lambda: compiled(eager)}
+
+
+def _gemm_batched_inputs(dims, dtype, gen):
+    batch, m, n, k, b_rows = (d(dims, key) for key in ("batch", "m", "n", "k", "b_rows"))
+    b_shape = (batch, k, n) if b_rows else (batch, n, k)
+    return (uniform((batch, m, k), dtype, gen), uniform(b_shape, dtype, gen))
+
+
+def _gemm_batched_peers(dims, dtype):
+    b_rows = d(dims, "b_rows")
+    eager = (lambda a, b: torch.bmm(a, b)) if b_rows else (lambda a, b: torch.bmm(a, b.transpose(1, 2)))
+    return {"torch.bmm (cuBLAS)": lambda: eager}
+
+
+def _gemv_affine_inputs(dims, dtype, gen):
+    m, n, k, bits, group = (d(dims, key) for key in ("m", "n", "k", "bits", "group"))
+    words = torch.randint(-2**31, 2**31, (n, k * bits // 32), device="cuda",
+                          generator=gen, dtype=torch.int64).to(torch.int32)
+    return (uniform((m, k), dtype, gen), words, uniform((n, k // group), dtype, gen, 0.001, 0.01),
+            uniform((n, k // group), dtype, gen))
+
+
+def _gemv_affine_peers(dims, dtype):
+    n, k, bits, group = (d(dims, key) for key in ("n", "k", "bits", "group"))
+    shifts = torch.arange(0, 32, bits, device="cuda", dtype=torch.int32)
+
+    def eager(x, words, scales, biases):
+        q = ((words[..., None] >> shifts) & (2**bits - 1)).view(n, k // group, group)
+        w = (q.to(dtype) * scales[..., None] + biases[..., None]).view(n, k)
+        return x @ w.t()
+    return {"torch eager dequant + matmul": lambda: eager,
+            "torch.compile": lambda: compiled(eager)}
+
+
+def _gemv_mxfp4_inputs(dims, dtype, gen):
+    m, n, k = (d(dims, key) for key in ("m", "n", "k"))
+    blocks = torch.randint(0, 256, (n, k // 2), device="cuda", generator=gen,
+                           dtype=torch.int32).to(torch.uint8)
+    scales = torch.randint(118, 122, (n, k // 32), device="cuda", generator=gen,
+                           dtype=torch.int32).to(torch.uint8)
+    return (uniform((m, k), dtype, gen), blocks, scales)
+
+
+def _gemv_mxfp4_peers(dims, dtype):
+    n, k = d(dims, "n"), d(dims, "k")
+    lut = torch.tensor([0, .5, 1, 1.5, 2, 3, 4, 6, -0.0, -.5, -1, -1.5, -2, -3, -4, -6],
+                       device="cuda", dtype=torch.float32)
+
+    def eager(x, blocks, scales):
+        codes = torch.stack([blocks & 15, blocks >> 4], -1).view(n, k // 32, 32)
+        w = (lut[codes.long()] * torch.exp2(scales.float() - 127)[..., None]).view(n, k)
+        return x @ w.to(dtype).t()
+    return {"torch eager LUT + matmul": lambda: eager, "torch.compile": lambda: compiled(eager)}
+
+
 CASES = {
     "copy": (_one, _copy_peers),
     "arange": (lambda dims, dtype, gen: (), _arange_peers),
@@ -448,4 +520,8 @@ CASES = {
     "add_rms_norm": (_add_rms_norm_inputs, _add_rms_norm_peers),
     "gemm_kn": (_gemm_inputs(True), _gemm_peers(True)),
     "gemm_nk": (_gemm_inputs(False), _gemm_peers(False)),
+    "gemm_epilogue": (_gemm_epilogue_inputs, _gemm_epilogue_peers),
+    "gemm_batched": (_gemm_batched_inputs, _gemm_batched_peers),
+    "gemv_affine": (_gemv_affine_inputs, _gemv_affine_peers),
+    "gemv_mxfp4": (_gemv_mxfp4_inputs, _gemv_mxfp4_peers),
 }

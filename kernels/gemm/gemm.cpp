@@ -50,8 +50,8 @@ IRON_KERNEL_VARIANT(iron_gemm, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm, nk, MatrixLayout::ColMajor);
 
 IRON_KERNEL_TEMPLATE(iron_gemm_batched, (MatrixLayout B_LAYOUT),
-                     (Tensor<T> a, Tensor<T> b, Out<T> out, Constexpr<u32> batch, Constexpr<u32> m,
-                      Constexpr<u32> n, Constexpr<u32> k, Constexpr<u32> stride_a,
+                     (Tensor<T> a, Tensor<T> b, Out<T> out, [[maybe_unused]] Constexpr<u32> batch,
+                      Constexpr<u32> m, Constexpr<u32> n, Constexpr<u32> k, Constexpr<u32> stride_a,
                       Constexpr<u32> stride_b, Constexpr<f32> alpha)) {
   gemm::declare("batch");
   layout_at_least(a, "[(batch - 1) * stride_a + m * k]");
@@ -144,6 +144,30 @@ testing::TestSetup batched_setup(bool b_rows, std::size_t batch, std::size_t m, 
   return setup.grid(testing::geometry_grid(setup));
 }
 
+/// `batch` contiguous products (strides m·k and the size of b).
+bench::BenchSetup batched_bench(bool b_rows, std::size_t batch, std::size_t m, std::size_t n,
+                                std::size_t k, DType dt) {
+  bench::BenchSetup setup(b_rows ? "iron_gemm_batched_kn" : "iron_gemm_batched_nk", dt);
+  setup.random("a", batch * m * k)
+      .random("b", batch * k * n)
+      .output("out", batch * m * n)
+      .constant("batch", static_cast<double>(batch))
+      .constant("m", static_cast<double>(m))
+      .constant("n", static_cast<double>(n))
+      .constant("k", static_cast<double>(k))
+      .constant("stride_a", static_cast<double>(m * k))
+      .constant("stride_b", static_cast<double>(k * n))
+      .constant("alpha", 1.0);
+  return setup.grid(bench::geometry_grid(setup))
+      .bytes_moved(batch * (m * k + k * n + m * n) * dtype_size(dt))
+      .flops(2 * batch * m * n * k)
+      .peer("gemm_batched", {{"batch", static_cast<double>(batch)},
+                             {"m", static_cast<double>(m)},
+                             {"n", static_cast<double>(n)},
+                             {"k", static_cast<double>(k)},
+                             {"b_rows", b_rows ? 1.0 : 0.0}});
+}
+
 /// The bench: random a and b, the grid from the geometry, cuBLAS computing the same product.
 bench::BenchSetup gemm_bench(bool b_rows, std::size_t m, std::size_t n, std::size_t k, DType dt) {
   bench::BenchSetup setup(b_rows ? "iron_gemm_kn" : "iron_gemm_nk", dt);
@@ -210,8 +234,19 @@ IRON_TEST(iron_gemm_batched_nk, shared_weight_3x70x40x24, F32, F16, BF16) {
 IRON_TEST(iron_gemm_batched_kn, gapped_2x129x65x16, F32, F16, BF16) {
   return batched_setup(true, 2, 129, 65, 16, 129 * 16 + 8, 16 * 65 + 8, dt, rng);
 }
+IRON_TEST(iron_gemm_batched_kn, shared_weight_4x1x33x40, F32, F16, BF16) {
+  return batched_setup(true, 4, 1, 33, 40, 40, 0, dt, rng);
+}
 IRON_TEST(iron_gemm_batched_nk, odd_strides_2x9x5x7, F32, F16, BF16) {
   return batched_setup(false, 2, 9, 5, 7, 9 * 7 + 1, 5 * 7 + 3, dt, rng);
+}
+
+// Batches of an attention-sized product (32 heads of 1024 x 1024 x 128).
+IRON_BENCH(iron_gemm_batched_nk, b32_m1024_n1024_k128, BF16) {
+  return batched_bench(false, 32, 1024, 1024, 128, dt);
+}
+IRON_BENCH(iron_gemm_batched_kn, b32_m1024_n128_k1024, BF16) {
+  return batched_bench(true, 32, 1024, 128, 1024, dt);
 }
 
 // Square products.

@@ -131,7 +131,8 @@ namespace iron::kernels {
 
 namespace {
 
-/// What a form adds after the product, in double, and the inputs it takes.
+/// What a form adds after the product, in double, and the inputs it takes (the order is the
+/// `epilogue` dimension of the peer case, bench/peer_ops.py).
 enum class Fused : std::uint8_t { Bias, BiasSilu, BiasGeluTanh, Residual, Beta };
 
 double apply(Fused f, double x) {
@@ -204,17 +205,21 @@ testing::TestSetup fused_setup(Fused f, bool b_rows, std::size_t m, std::size_t 
 
 /// A linear layer's shape with the epilogue, beside cuBLAS's plain product (the fused work
 /// should cost nothing measurable).
-bench::BenchSetup fused_bench(Fused f, std::size_t m, std::size_t n, std::size_t k, DType dt) {
-  bench::BenchSetup setup(kernel_name(f, false), dt);
+bench::BenchSetup fused_bench(Fused f, bool b_rows, std::size_t m, std::size_t n, std::size_t k,
+                              DType dt) {
+  bench::BenchSetup setup(kernel_name(f, b_rows), dt);
   setup.random("a", m * k)
       .random("b", k * n)
       .constant("m", static_cast<double>(m))
       .constant("n", static_cast<double>(n))
       .constant("k", static_cast<double>(k))
       .constant("alpha", 1.0);
-  std::size_t extra = 0;
+  std::size_t extra = 0;  // elements the epilogue reads
   if (f == Fused::Residual) {
     setup.random("residual", m * n).output("out", m * n);
+    extra = m * n;
+  } else if (f == Fused::Beta) {
+    setup.output("c", m * n).constant("beta", 0.5);  // timed, not checked: any contents do
     extra = m * n;
   } else {
     setup.random("bias", n).output("out", m * n);
@@ -222,46 +227,46 @@ bench::BenchSetup fused_bench(Fused f, std::size_t m, std::size_t n, std::size_t
   }
   return setup.grid(bench::geometry_grid(setup))
       .bytes_moved((m * k + k * n + m * n + extra) * dtype_size(dt))
-      .flops(2 * m * n * k);
+      .flops(2 * m * n * k)
+      .peer("gemm_epilogue", {{"m", static_cast<double>(m)},
+                              {"n", static_cast<double>(n)},
+                              {"k", static_cast<double>(k)},
+                              {"b_rows", b_rows ? 1.0 : 0.0},
+                              {"epilogue", static_cast<double>(f)}});
 }
 
 }  // namespace
 
-#define IRON_GEMM_FUSED_TESTS(NAME, FUSED)                      \
-  IRON_TEST(NAME##_nk, tiles_256x128x64, F32, F16, BF16) {      \
-    return fused_setup(FUSED, false, 256, 128, 64, dt, rng);    \
-  }                                                             \
-  IRON_TEST(NAME##_kn, past_a_tile_129x65x40, F32, F16, BF16) { \
-    return fused_setup(FUSED, true, 129, 65, 40, dt, rng);      \
-  }                                                             \
-  IRON_TEST(NAME##_nk, primes_37x23x19, F32, F16, BF16) {       \
-    return fused_setup(FUSED, false, 37, 23, 19, dt, rng);      \
-  }
-IRON_GEMM_FUSED_TESTS(iron_gemm_residual, Fused::Residual)
-IRON_GEMM_FUSED_TESTS(iron_gemm_beta, Fused::Beta)
-#undef IRON_GEMM_FUSED_TESTS
-
-#define IRON_GEMM_BIAS_TESTS(SUFFIX, FUSED)                                     \
-  IRON_TEST(iron_gemm_bias_nk##SUFFIX, tiles_256x128x64, F32, F16, BF16) {      \
-    return fused_setup(FUSED, false, 256, 128, 64, dt, rng);                    \
-  }                                                                             \
-  IRON_TEST(iron_gemm_bias_kn##SUFFIX, past_a_tile_129x65x40, F32, F16, BF16) { \
-    return fused_setup(FUSED, true, 129, 65, 40, dt, rng);                      \
-  }                                                                             \
-  IRON_TEST(iron_gemm_bias_kn##SUFFIX, ones_1x1x1, F32, F16, BF16) {            \
-    return fused_setup(FUSED, true, 1, 1, 1, dt, rng);                          \
-  }
-IRON_GEMM_BIAS_TESTS(, Fused::Bias)
-IRON_GEMM_BIAS_TESTS(_silu, Fused::BiasSilu)
-IRON_GEMM_BIAS_TESTS(_gelu_tanh, Fused::BiasGeluTanh)
-#undef IRON_GEMM_BIAS_TESTS
+// Each form in both layouts: whole tiles, sizes just past a tile, primes; a bench at a linear
+// layer's shape (cuBLAS's plain product of that shape is in iron_gemm's benches).
+#define IRON_GEMM_FUSED_CASES(KN, NK, FUSED)                                                       \
+  IRON_TEST(NK, tiles_256x128x64, F32, F16, BF16) {                                                \
+    return fused_setup(FUSED, false, 256, 128, 64, dt, rng);                                       \
+  }                                                                                                \
+  IRON_TEST(NK, primes_37x23x19, F32, F16, BF16) {                                                 \
+    return fused_setup(FUSED, false, 37, 23, 19, dt, rng);                                         \
+  }                                                                                                \
+  IRON_TEST(KN, past_a_tile_129x65x40, F32, F16, BF16) {                                           \
+    return fused_setup(FUSED, true, 129, 65, 40, dt, rng);                                         \
+  }                                                                                                \
+  IRON_TEST(KN, ones_1x1x1, F32, F16, BF16) { return fused_setup(FUSED, true, 1, 1, 1, dt, rng); } \
+  IRON_BENCH(NK, m4096_n4096_k4096, BF16) {                                                        \
+    return fused_bench(FUSED, false, 4096, 4096, 4096, dt);                                        \
+  }                                                                                                \
+  IRON_BENCH(KN, m4096_n4096_k4096, BF16) { return fused_bench(FUSED, true, 4096, 4096, 4096, dt); }
+IRON_GEMM_FUSED_CASES(iron_gemm_bias_kn, iron_gemm_bias_nk, Fused::Bias)
+IRON_GEMM_FUSED_CASES(iron_gemm_bias_kn_silu, iron_gemm_bias_nk_silu, Fused::BiasSilu)
+IRON_GEMM_FUSED_CASES(iron_gemm_bias_kn_gelu_tanh, iron_gemm_bias_nk_gelu_tanh, Fused::BiasGeluTanh)
+IRON_GEMM_FUSED_CASES(iron_gemm_residual_kn, iron_gemm_residual_nk, Fused::Residual)
+IRON_GEMM_FUSED_CASES(iron_gemm_beta_kn, iron_gemm_beta_nk, Fused::Beta)
+#undef IRON_GEMM_FUSED_CASES
 
 // An MLP's up projection with its activation, and a down projection with the residual.
 IRON_BENCH(iron_gemm_bias_nk_silu, m4096_n14336_k4096, BF16) {
-  return fused_bench(Fused::BiasSilu, 4096, 14336, 4096, dt);
+  return fused_bench(Fused::BiasSilu, false, 4096, 14336, 4096, dt);
 }
 IRON_BENCH(iron_gemm_residual_nk, m4096_n4096_k14336, BF16) {
-  return fused_bench(Fused::Residual, 4096, 4096, 14336, dt);
+  return fused_bench(Fused::Residual, false, 4096, 4096, 14336, dt);
 }
 
 }  // namespace iron::kernels

@@ -428,11 +428,19 @@ bench::BenchSetup affine_bench(std::size_t bits, std::size_t group, std::size_t 
   const float levels = static_cast<float>((1u << bits) - 1);
   return gemv_bench(kernel,
                     affine_weights(n, k, bits, group, 0.015f / levels, 0.15f / levels, dt, rng), m,
-                    n, k, dt);
+                    n, k, dt)
+      .peer("gemv_affine", {{"m", static_cast<double>(m)},
+                            {"n", static_cast<double>(n)},
+                            {"k", static_cast<double>(k)},
+                            {"bits", static_cast<double>(bits)},
+                            {"group", static_cast<double>(group)}});
 }
 bench::BenchSetup mxfp4_bench(std::size_t m, std::size_t n, std::size_t k, DType dt) {
   testing::Rng rng(7);
-  return gemv_bench("iron_gemv_mxfp4", mxfp4_weights(n, k, 118, 122, rng), m, n, k, dt);
+  return gemv_bench("iron_gemv_mxfp4", mxfp4_weights(n, k, 118, 122, rng), m, n, k, dt)
+      .peer("gemv_mxfp4", {{"m", static_cast<double>(m)},
+                           {"n", static_cast<double>(n)},
+                           {"k", static_cast<double>(k)}});
 }
 bench::BenchSetup dense_bench(std::size_t m, std::size_t n, std::size_t k, DType dt) {
   return gemv_bench("iron_gemv", GemvWeights{}, m, n, k, dt)
@@ -504,6 +512,15 @@ IRON_BENCH(iron_gemv_affine_b4_g64, m16_n14336_k4096, BF16) {
 }
 IRON_BENCH(iron_gemv_affine_b4_g128, m1_n14336_k4096, BF16) {
   return affine_bench(4, 128, 1, 14336, 4096, dt);
+}
+IRON_BENCH(iron_gemv_affine_b4_g32, m1_n14336_k4096, BF16) {
+  return affine_bench(4, 32, 1, 14336, 4096, dt);
+}
+IRON_BENCH(iron_gemv_affine_b8_g32, m1_n14336_k4096, BF16) {
+  return affine_bench(8, 32, 1, 14336, 4096, dt);
+}
+IRON_BENCH(iron_gemv_affine_b8_g128, m1_n14336_k4096, BF16) {
+  return affine_bench(8, 128, 1, 14336, 4096, dt);
 }
 IRON_BENCH(iron_gemv_affine_b8_g64, m1_n14336_k4096, BF16) {
   return affine_bench(8, 64, 1, 14336, 4096, dt);

@@ -94,24 +94,16 @@ void multiply_chunk(const Format& format, const std::array<typename Format::Chun
   }
 }
 
-/// Adds chunks thread_id, thread_id + group size, … (of `chunks`) of the tile's rows to `acc`,
-/// two at a time: both chunks' loads are in flight before either is multiplied (the second
-/// one's index clamped into the row, its product skipped past the end).
+/// Adds chunks thread_id, thread_id + group size, … (of `chunks`) of the tile's rows to `acc`.
 template <class T, class Format>
 void accumulate(const Format& format, const dsl::Tensor<T>& x, const dsl::Expr<dsl::u32>& m,
                 const dsl::Expr<dsl::u32>& k, const Tile& tile, const dsl::Expr<dsl::u32>& chunks,
                 const dsl::Regs<dsl::f32, kRows * kBatch>& acc) {
   using namespace iron::dsl;
-  auto threads = group_size<0>();
-  for (auto c : range(thread_id<0>(), chunks, threads * 2u)) {
-    auto next = c + threads;
-    auto next_in = min(next, chunks - 1u);
+  for (auto c : range(thread_id<0>(), chunks, group_size<0>())) {
     std::array<typename Format::Chunk, kRows> w;
-    std::array<typename Format::Chunk, kRows> w_next;
     for (u32 r = 0; r < kRows; ++r) w[r] = format.load(tile.rows[r], c);
-    for (u32 r = 0; r < kRows; ++r) w_next[r] = format.load(tile.rows[r], next_in);
     multiply_chunk<T>(format, w, c, x, m, k, tile, acc);
-    IRON_IF(next < chunks) { multiply_chunk<T>(format, w_next, next, x, m, k, tile, acc); }
   }
 }
 
@@ -150,12 +142,13 @@ inline std::string grid_rule() {
 }
 
 /// The launch for a [m, k] · [n, k]ᵀ product whose weight rows are `chunks` chunks: a group of
-/// 32 to 128 threads, as many as give each thread a pair of chunks (both in flight at once).
+/// 32 to 128 threads, the most that leave none without a chunk (128 threads splitting k
+/// measured faster than fewer threads with more chunks each, bench/NOTES.md §6).
 inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint64_t chunks) {
   const auto blocks = [](std::uint64_t size, std::uint64_t per) {
     return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + per - 1) / per, 1));
   };
-  const std::uint64_t threads = std::clamp<std::uint64_t>(chunks / 2 / 32 * 32, 32, kMaxThreads);
+  const std::uint64_t threads = std::clamp<std::uint64_t>(chunks / 32 * 32, 32, kMaxThreads);
   return {{blocks(q.constant("n"), kRows) * blocks(q.constant("m"), kBatch), 1, 1},
           {static_cast<std::uint32_t>(threads), 1, 1}};
 }
