@@ -424,7 +424,7 @@ def _gemm_epilogue_peers(dims, dtype):
         if epilogue == 4:
             return y + 0.5 * extra  # beta · c
         return activation(y + extra)
-    return {"torch eager": lambda: eager, "torch.compile": lambda: compiled(eager)}
+    return {"torch eager": lambda: eager, "torch.compile": compiled(eager)}
 
 
 def _gemm_batched_inputs(dims, dtype, gen):
@@ -456,7 +456,7 @@ def _gemv_affine_peers(dims, dtype):
         w = (q.to(dtype) * scales[..., None] + biases[..., None]).view(n, k)
         return x @ w.t()
     return {"torch eager dequant + matmul": lambda: eager,
-            "torch.compile": lambda: compiled(eager)}
+            "torch.compile": compiled(eager)}
 
 
 def _gemv_mxfp4_inputs(dims, dtype, gen):
@@ -477,7 +477,7 @@ def _gemv_mxfp4_peers(dims, dtype):
         codes = torch.stack([blocks & 15, blocks >> 4], -1).view(n, k // 32, 32)
         w = (lut[codes.long()] * torch.exp2(scales.float() - 127)[..., None]).view(n, k)
         return x @ w.to(dtype).t()
-    return {"torch eager LUT + matmul": lambda: eager, "torch.compile": lambda: compiled(eager)}
+    return {"torch eager LUT + matmul": lambda: eager, "torch.compile": compiled(eager)}
 
 
 CASES = {
