@@ -1,4 +1,4 @@
-/// Names of fragment roles, matrix layouts and row reductions in the text IR.
+/// Names of fragment roles, matrix layouts and row reductions in the text IR, and of lane maps.
 #include "iron/core/fragment.hpp"
 
 #include <array>
@@ -43,6 +43,10 @@ std::optional<RowReduction> parse_row_reduction(std::string_view name) {
     if (kReductionNames[i] == name) return static_cast<RowReduction>(i);
   }
   return std::nullopt;
+}
+
+std::string_view lane_map_name(LaneMap m) {
+  return m == LaneMap::Mma ? "m16n8k16 (CUDA)" : "8x8 simdgroup matrices (Metal)";
 }
 
 }  // namespace iron::ir

@@ -4,6 +4,7 @@
 /// shuffles (Metal). The probe kernels (probe/fragment_rows.cpp) check the results per target.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -67,6 +68,26 @@ IRON_KERNEL(frag_row_vector_set, (Out<f32> out)) {
   store(out[lane_id()], acc.row_value(maxima, 0));
 }
 
+// An accumulator filled from lane_id(): which element gets which lane is the target's.
+IRON_KERNEL(frag_by_lane, (Out<f32> out)) {
+  dispatch(tiled, {exactly(32)});
+  FragAcc<16, 8> acc;
+  for (std::uint32_t slot = 0; slot < FragAcc<16, 8>::elements; ++slot) {
+    acc.set(slot, cast<f32>(lane_id() * 4u + slot));
+  }
+  acc.store(out, 0u, 8u);
+}
+
+// The same accumulator filled from each element's row and column: the same on every target.
+IRON_KERNEL(frag_by_position, (Out<f32> out)) {
+  dispatch(tiled, {exactly(32)});
+  FragAcc<16, 8> acc;
+  acc.map([](const Expr<f32>&, const Expr<u32>& r, const Expr<u32>& c) {
+    return cast<f32>(r * 8u + c);
+  });
+  acc.store(out, 0u, 8u);
+}
+
 iron::runtime::Grid one_simdgroup() {
   iron::runtime::Grid grid;
   grid.groups = {1, 1, 1};
@@ -81,18 +102,46 @@ std::size_t count_ops(const ir::Kernel& k, ir::OpKind kind) {
 }
 
 TEST(FragmentRows, TheLaneMapsInverseFindsEveryElementsOwner) {
-  for (const ir::FragmentRole role :
-       {ir::FragmentRole::A, ir::FragmentRole::B, ir::FragmentRole::Acc}) {
-    const ir::FragmentShape s{role, 32, 32};
-    for (std::uint32_t lane = 0; lane < 32; ++lane) {
-      for (std::uint32_t slot = 0; slot < s.elements_per_lane(); ++slot) {
-        const ir::FragmentCoord at = ir::fragment_coord(s, lane, slot);
-        const ir::FragmentOwner owner = ir::fragment_owner(s, at.row, at.col);
-        EXPECT_EQ(owner.lane, lane) << ir::fragment_role_name(role) << " slot " << slot;
-        EXPECT_EQ(owner.slot, slot) << ir::fragment_role_name(role) << " lane " << lane;
+  for (const ir::LaneMap map : {ir::LaneMap::Mma, ir::LaneMap::Simdgroup8x8}) {
+    for (const ir::FragmentRole role :
+         {ir::FragmentRole::A, ir::FragmentRole::B, ir::FragmentRole::Acc}) {
+      const ir::FragmentShape s{role, 32, 32};
+      std::vector<int> seen(std::size_t{s.rows} * s.cols, 0);
+      for (std::uint32_t lane = 0; lane < 32; ++lane) {
+        for (std::uint32_t slot = 0; slot < s.elements_per_lane(); ++slot) {
+          const ir::FragmentCoord at = ir::fragment_coord(map, s, lane, slot);
+          ASSERT_LT(at.row, s.rows);
+          ASSERT_LT(at.col, s.cols);
+          ++seen[std::size_t{at.row} * s.cols + at.col];
+          const ir::FragmentOwner owner = ir::fragment_owner(map, s, at.row, at.col);
+          EXPECT_EQ(owner.lane, lane) << ir::lane_map_name(map) << " slot " << slot;
+          EXPECT_EQ(owner.slot, slot) << ir::lane_map_name(map) << " lane " << lane;
+        }
       }
+      // Every element has exactly one owner.
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(seen.size()));
     }
   }
+}
+
+TEST(FragmentRows, SimulatorReportsResultsThatDependOnTheLaneMap) {
+  const ir::Kernel by_lane = kernel_ir_for("frag_by_lane", DType::F32);
+  auto out = sim_test::zeros(DType::F32, 128);
+  const auto found = sim_test::finding(by_lane, {&out}, one_simdgroup());
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->kind(), iron::runtime::SimError::Kind::LaneMapDependent);
+  const std::string what = found->what();
+  // Row 0's elements 0-3 sit with lanes 0 and 1 under both maps; element 4 is lane 2's under
+  // m16n8k16 and lane 8's under the 8x8 map.
+  EXPECT_NE(what.find("frag_by_lane: element 4 of 'out' differs between the m16n8k16 (CUDA) and "
+                      "the 8x8 simdgroup matrices (Metal) lane maps"),
+            std::string::npos)
+      << what;
+
+  const ir::Kernel by_position = kernel_ir_for("frag_by_position", DType::F32);
+  EXPECT_FALSE(sim_test::finding(by_position, {&out}, one_simdgroup()).has_value());
+  const std::vector<double> got = sim_test::read_tensor(out);
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], static_cast<double>(i));
 }
 
 TEST(FragmentRows, TraceAsRowOpsAndPrintParseBack) {

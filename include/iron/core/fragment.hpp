@@ -113,4 +113,30 @@ constexpr FragmentOwner fragment_owner(const FragmentShape& s, std::uint32_t row
   return {};
 }
 
+/// Which lane holds which element of a fragment: the m16n8k16 layout above (CUDA; the
+/// simulator's default), or Metal's 8×8 simdgroup matrices: tiles of 8×8 in row-major order, two
+/// slots a lane in each, lane l holding row (l / 16)·4 + (l / 2) % 4 and columns
+/// ((l / 8) % 2)·4 + (l % 2)·2 + {0, 1} (the map MSL's lowering assumes, docs/tensor-cores.md).
+/// The simulator runs fragment code under both and requires the same results.
+enum class LaneMap : std::uint8_t { Mma, Simdgroup8x8 };
+std::string_view lane_map_name(LaneMap m);
+
+constexpr FragmentCoord fragment_coord(LaneMap map, const FragmentShape& s, std::uint32_t lane,
+                                       std::uint32_t slot) {
+  if (map == LaneMap::Mma) return fragment_coord(s, lane, slot);
+  const std::uint32_t tile = slot / 2;
+  const std::uint32_t tiles_across = s.cols / 8;
+  return {tile / tiles_across * 8 + lane / 16 * 4 + lane / 2 % 4,
+          tile % tiles_across * 8 + lane / 8 % 2 * 4 + lane % 2 * 2 + slot % 2};
+}
+
+constexpr FragmentOwner fragment_owner(LaneMap map, const FragmentShape& s, std::uint32_t row,
+                                       std::uint32_t col) {
+  if (map == LaneMap::Mma) return fragment_owner(s, row, col);
+  const std::uint32_t tile = row / 8 * (s.cols / 8) + col / 8;
+  const std::uint32_t r = row % 8;
+  const std::uint32_t c = col % 8;
+  return {r / 4 * 16 + c / 4 * 8 + r % 4 * 2 + c % 4 / 2, tile * 2 + c % 2};
+}
+
 }  // namespace iron::ir

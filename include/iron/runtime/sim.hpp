@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "iron/core/error.hpp"
+#include "iron/core/fragment.hpp"
 #include "iron/runtime/launch.hpp"
 
 namespace iron::runtime {
@@ -27,6 +28,7 @@ class SimError : public Error {
     DivergentSimdgroup,
     RunawayLoop,
     ZeroStepLoop,
+    LaneMapDependent,  ///< outputs that change with which lane holds which fragment element
     BadArgument,
   };
   SimError(Kind kind, const std::string& message) : Error(message), kind_(kind) {}
@@ -60,6 +62,12 @@ struct SimOptions {
   /// When set, a run that ends without a finding fills it with the last writer of every element
   /// of every tensor the kernel writes.
   SimWriters* writers = nullptr;
+  /// Which lane holds which fragment element (include/iron/core/fragment.hpp).
+  ir::LaneMap lane_map = ir::LaneMap::Mma;
+  /// A kernel with fragments runs again under the other lane map, on copies of the tensors it
+  /// writes, and any output that differs is a LaneMapDependent finding: its result would depend
+  /// on the target.
+  bool compare_lane_maps = true;
 };
 
 /// Runs one launch on the simulator. Throws SimError on a sanitizer finding (and with kind

@@ -55,7 +55,7 @@ void GroupRunner::frag_access(const Instr& in, Active active) {
     for (std::uint32_t lane = 0; lane < lanes; ++lane) {
       const std::uint32_t t = first + lane;
       for (std::uint32_t e = 0; e < in.elements; ++e) {
-        const ir::FragmentCoord at = ir::fragment_coord(in.fragment, lane, e);
+        const ir::FragmentCoord at = ir::fragment_coord(options_.lane_map, in.fragment, lane, e);
         const std::uint32_t i = fragment_index(in, t, offset, stride, at, count);
         Slot& element = row(in.args[1] + e)[t];
         if (in.on_shared) {
@@ -99,7 +99,7 @@ void GroupRunner::frag_mma(const Instr& in, Active active) {
                    std::vector<float>& matrix, bool out) {
     for (std::uint32_t lane = 0; lane < 32; ++lane) {
       for (std::uint32_t e = 0; e < s.elements_per_lane(); ++e) {
-        const ir::FragmentCoord at = ir::fragment_coord(s, lane, e);
+        const ir::FragmentCoord at = ir::fragment_coord(options_.lane_map, s, lane, e);
         Slot& slot = row(first_row + e)[first + lane];
         float& value = matrix[std::size_t{at.row} * s.cols + at.col];
         if (out) {
@@ -140,7 +140,7 @@ void GroupRunner::frag_element(const Instr& in, Active active) {
     return;
   }
   for (std::uint32_t t : active) {
-    const ir::FragmentCoord at = ir::fragment_coord(in.fragment, t % 32, in.inner);
+    const ir::FragmentCoord at = ir::fragment_coord(options_.lane_map, in.fragment, t % 32, in.inner);
     result[t] = in.axis == 1 ? at.col : at.row;
   }
 }
@@ -150,7 +150,7 @@ void GroupRunner::frag_row_value(const Instr& in, Active active) {
   Slot* result = row(in.result);
   for (std::uint32_t t : active) {
     const std::uint32_t first = t / 32 * 32;
-    const std::uint32_t r = ir::fragment_coord(in.fragment, t % 32, in.inner).row;
+    const std::uint32_t r = ir::fragment_coord(options_.lane_map, in.fragment, t % 32, in.inner).row;
     const Slot value = fragment_at(rows, in.args[1], first, r, 0);
     for (std::uint32_t c = 1; c < rows.cols; ++c) {
       const Slot other = fragment_at(rows, in.args[1], first, r, c);

@@ -91,7 +91,7 @@ class GroupRunner {
   /// simdgroup whose first thread is `first`.
   Slot& fragment_at(const ir::FragmentShape& s, std::uint32_t first_row, std::uint32_t first,
                     std::uint32_t r, std::uint32_t c) {
-    const ir::FragmentOwner owner = ir::fragment_owner(s, r, c);
+    const ir::FragmentOwner owner = ir::fragment_owner(options_.lane_map, s, r, c);
     return row(first_row + owner.slot)[first + owner.lane];
   }
   /// The element index of fragment access `in` at (r, c) for the simdgroup whose first thread

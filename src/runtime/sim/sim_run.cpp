@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "interpreter.hpp"
+#include "iron/core/rewriter.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/runtime/sim.hpp"
 
@@ -119,6 +120,56 @@ void run_in_order(const sim::Program& program, const sim::Bindings& bindings, co
   if (options.writers != nullptr) shadow.export_writers(program, *options.writers);
 }
 
+bool uses_fragments(const ir::Kernel& kernel) {
+  bool found = false;
+  ir::walk(kernel.body, [&](const ir::Op& op) { found |= op.kind == ir::OpKind::FragDecl; });
+  return found;
+}
+
+/// Runs `launch` again under the other lane map, on copies of the tensors it writes holding what
+/// they held before the first run (`before`), and reports the first output element that differs
+/// from the first run's.
+void compare_lane_maps(const Launch& launch, const SimOptions& options,
+                       const std::vector<std::vector<std::byte>>& before) {
+  const ir::Kernel& kernel = *launch.kernel;
+  Launch other = launch;
+  std::vector<HostTensor> copies(launch.args.size());
+  for (std::size_t i = 0; i < launch.args.size(); ++i) {
+    if (!ir::is_output(kernel.params[i].kind)) continue;
+    copies[i] = *std::get<HostTensor*>(launch.args[i]);
+    copies[i].bytes = before[i];
+    other.args[i] = &copies[i];
+  }
+  SimOptions second = options;
+  second.writers = nullptr;
+  second.compare_lane_maps = false;
+  second.lane_map = options.lane_map == ir::LaneMap::Mma ? ir::LaneMap::Simdgroup8x8
+                                                         : ir::LaneMap::Mma;
+  try {
+    sim_run(other, second);
+  } catch (const SimError& e) {
+    throw SimError(e.kind(), fmt::format("under the {} lane map: {}",
+                                         ir::lane_map_name(second.lane_map), e.what()));
+  }
+  for (std::size_t i = 0; i < launch.args.size(); ++i) {
+    if (!ir::is_output(kernel.params[i].kind)) continue;
+    const std::vector<std::byte>& first = std::get<HostTensor*>(launch.args[i])->bytes;
+    const std::size_t size = dtype_size(kernel.params[i].dtype);
+    for (std::size_t at = 0; at < first.size(); at += size) {
+      if (std::equal(first.begin() + at, first.begin() + at + size, copies[i].bytes.begin() + at)) {
+        continue;
+      }
+      throw SimError(
+          SimError::Kind::LaneMapDependent,
+          fmt::format("{}: element {} of '{}' differs between the {} and the {} lane maps: the "
+                      "result depends on which lane holds which fragment element (positions come "
+                      "from the fragment's row() and col(), never from lane_id())",
+                      kernel.name, at / size, kernel.params[i].name,
+                      ir::lane_map_name(options.lane_map), ir::lane_map_name(second.lane_map)));
+    }
+  }
+}
+
 }  // namespace
 
 void sim_run(const Launch& launch, const SimOptions& options) {
@@ -137,15 +188,20 @@ void sim_run(const Launch& launch, const SimOptions& options) {
                                "has {} groups of {}",
                                kernel.name, kMaxThreads, groups, launch.grid.group_size.volume()));
   }
+  const bool check_maps = options.compare_lane_maps && uses_fragments(kernel);
+  const auto before = check_maps ? written_tensors(kernel, launch.args)
+                                 : std::vector<std::vector<std::byte>>{};
   const sim::Bindings bindings = bind(kernel, launch.args);
   const bool parallel = options.host_threads > 1 && !program.tensor_atomics && groups > 1 &&
                         threads >= kParallelThreshold;
+  bool done = false;
   if (parallel) {
     auto saved = written_tensors(kernel, launch.args);
-    if (ParallelRun(program, bindings, launch, options).run()) return;
-    restore(kernel, launch.args, saved);
+    done = ParallelRun(program, bindings, launch, options).run();
+    if (!done) restore(kernel, launch.args, saved);
   }
-  run_in_order(program, bindings, launch, options);
+  if (!done) run_in_order(program, bindings, launch, options);
+  if (check_maps) compare_lane_maps(launch, options, before);
 }
 
 }  // namespace iron::runtime
