@@ -1,4 +1,4 @@
-# Usage: cmake -DIRON=path/to/iron -DOUT=dir -DLIMIT_MS_PER_FORM=10 -P expect_fast_build.cmake
+# Usage: cmake -DIRON=path/to/iron -DOUT=dir -DLIMIT_MS_PER_FORM=15 -P expect_fast_build.cmake
 # Runs `iron build --emit all -o OUT` and fails unless it succeeds within LIMIT_MS_PER_FORM
 # milliseconds per kernel form on average (CUDA and MSL for each kernel and dtype), as measured
 # and printed by iron itself ("… for N kernel forms … in S s"). A budget per form keeps the

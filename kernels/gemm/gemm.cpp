@@ -121,8 +121,12 @@ testing::TestSetup batched_setup(bool b_rows, std::size_t batch, std::size_t m, 
   std::vector<float> want;
   double scale = 0.0;
   for (std::size_t z = 0; z < batch; ++z) {
-    const std::vector<float> az(a.begin() + z * stride_a, a.begin() + z * stride_a + m * k);
-    const std::vector<float> bz(b.begin() + z * stride_b, b.begin() + z * stride_b + k * n);
+    const auto slice = [](const std::vector<float>& v, std::size_t first, std::size_t count) {
+      const auto begin = v.begin() + static_cast<std::ptrdiff_t>(first);
+      return std::vector<float>(begin, begin + static_cast<std::ptrdiff_t>(count));
+    };
+    const std::vector<float> az = slice(a, z * stride_a, m * k);
+    const std::vector<float> bz = slice(b, z * stride_b, k * n);
     const auto out = gemm_oracle(az, bz, m, n, k, b_rows, 0.5);
     want.insert(want.end(), out.begin(), out.end());
     scale = std::max(scale, max_abs_dot(az, bz, m, n, k, b_rows));
@@ -229,16 +233,17 @@ IRON_TEST(iron_gemm_nk, vector_1x200x8, F32, F16, BF16) {
 
 // Batches: the weight shared by every batch (stride 0), and batches with a gap between them.
 IRON_TEST(iron_gemm_batched_nk, shared_weight_3x70x40x24, F32, F16, BF16) {
-  return batched_setup(false, 3, 70, 40, 24, 70 * 24, 0, dt, rng);
+  return batched_setup(false, 3, 70, 40, 24, std::size_t{70} * 24, 0, dt, rng);
 }
 IRON_TEST(iron_gemm_batched_kn, gapped_2x129x65x16, F32, F16, BF16) {
-  return batched_setup(true, 2, 129, 65, 16, 129 * 16 + 8, 16 * 65 + 8, dt, rng);
+  return batched_setup(true, 2, 129, 65, 16, std::size_t{129} * 16 + 8, std::size_t{16} * 65 + 8,
+                       dt, rng);
 }
 IRON_TEST(iron_gemm_batched_kn, shared_weight_4x1x33x40, F32, F16, BF16) {
   return batched_setup(true, 4, 1, 33, 40, 40, 0, dt, rng);
 }
 IRON_TEST(iron_gemm_batched_nk, odd_strides_2x9x5x7, F32, F16, BF16) {
-  return batched_setup(false, 2, 9, 5, 7, 9 * 7 + 1, 5 * 7 + 3, dt, rng);
+  return batched_setup(false, 2, 9, 5, 7, std::size_t{9} * 7 + 1, std::size_t{5} * 7 + 3, dt, rng);
 }
 
 // Batches of an attention-sized product (32 heads of 1024 x 1024 x 128).

@@ -147,12 +147,12 @@ struct Mxfp4Weights {
     ch.scale = decode_e8m0(cast<u32>(dsl::load(scales[row * (k / kChunk) + c])));
     return ch;
   }
-  std::array<Expr<f32>, gemv::kSub> values(const Chunk& ch, u32 s) const {
+  static std::array<Expr<f32>, gemv::kSub> values(const Chunk& ch, u32 s) {
     std::array<Expr<f32>, gemv::kSub> out;
     for (u32 e = 0; e < gemv::kSub; ++e) out[e] = decode_e2m1(ch.words[s] >> (4 * e));
     return out;
   }
-  Expr<f32> combine(const Chunk& ch, const Expr<f32>& dot, const Expr<f32>& /*xsum*/) const {
+  static Expr<f32> combine(const Chunk& ch, const Expr<f32>& dot, const Expr<f32>& /*xsum*/) {
     return dot * ch.scale;
   }
 };
@@ -171,7 +171,7 @@ IRON_KERNEL(iron_gemv, (Tensor<T> x, Tensor<T> w, Out<T> out, Constexpr<u32> m, 
   layout(x, "[m, k]");
   layout(w, "[n, k]");
   layout(out, "[m, n]");
-  Regs<f32, gemv::kRows * gemv::kBatch> acc(0.0f);
+  gemv::Accumulators acc(0.0f);
   auto tile = gemv::tile_of(m, n);
   IRON_IF(k % 8u == 0u) {
     gemv::accumulate<T>(DenseWeights<T, 8>{w, k}, x, m, k, tile, k / 8u, acc);
@@ -191,7 +191,7 @@ IRON_KERNEL_TEMPLATE(iron_gemv_affine, (u32 BITS, u32 GROUP),
   layout(scales, groups);
   layout(biases, groups);
   layout(out, "[m, n]");
-  Regs<f32, gemv::kRows * gemv::kBatch> acc(0.0f);
+  gemv::Accumulators acc(0.0f);
   auto tile = gemv::tile_of(m, n);
   const AffineWeights<T, BITS, GROUP> format{packed, scales, biases, k};
   gemv::accumulate<T>(format, x, m, k, tile, k / format.kChunk, acc);
@@ -212,7 +212,7 @@ IRON_KERNEL(iron_gemv_mxfp4, (Tensor<T> x, Tensor<u32> packed, Tensor<u8> scales
   layout(packed, "[n, k / 8]");
   layout(scales, "[n, k / 32]");
   layout(out, "[m, n]");
-  Regs<f32, gemv::kRows * gemv::kBatch> acc(0.0f);
+  gemv::Accumulators acc(0.0f);
   auto tile = gemv::tile_of(m, n);
   gemv::accumulate<T>(Mxfp4Weights{packed, scales, k}, x, m, k, tile, k / Mxfp4Weights::kChunk,
                       acc);
@@ -425,7 +425,7 @@ bench::BenchSetup affine_bench(std::size_t bits, std::size_t group, std::size_t 
   testing::Rng rng(7);
   const std::string kernel =
       "iron_gemv_affine_b" + std::to_string(bits) + "_g" + std::to_string(group);
-  const float levels = static_cast<float>((1u << bits) - 1);
+  const auto levels = static_cast<float>((1u << bits) - 1);
   return gemv_bench(kernel,
                     affine_weights(n, k, bits, group, 0.015f / levels, 0.15f / levels, dt, rng), m,
                     n, k, dt)
@@ -467,10 +467,10 @@ IRON_TEST(iron_gemv, long_rows_2x9x4104, F32, F16, BF16) {
 
 #define IRON_GEMV_AFFINE_TESTS(BITS, GROUP)                                          \
   IRON_TEST(iron_gemv_affine_b##BITS##_g##GROUP, decode_1x37x3g, F32, F16, BF16) {   \
-    return affine_setup(BITS, GROUP, 1, 37, 3 * GROUP, dt, rng);                     \
+    return affine_setup(BITS, GROUP, 1, 37, std::size_t{3} * (GROUP), dt, rng);      \
   }                                                                                  \
   IRON_TEST(iron_gemv_affine_b##BITS##_g##GROUP, batch_7x20x40g, F32, F16, BF16) {   \
-    return affine_setup(BITS, GROUP, 7, 20, 40 * GROUP, dt, rng);                    \
+    return affine_setup(BITS, GROUP, 7, 20, std::size_t{40} * (GROUP), dt, rng);     \
   }                                                                                  \
   IRON_TEST(iron_gemv_affine_b##BITS##_g##GROUP, one_group_2x1x1g, F32, F16, BF16) { \
     return affine_setup(BITS, GROUP, 2, 1, GROUP, dt, rng);                          \

@@ -24,6 +24,9 @@ inline constexpr dsl::u32 kMaxThreads = 128;  ///< a group is 32 … 128 threads
 inline constexpr dsl::u32 kMaxSimdgroups = kMaxThreads / 32;
 inline constexpr dsl::u32 kSub = 8;  ///< columns of k decoded and multiplied at a time
 
+/// A thread's sums: element r · kBatch + b for weight row r and x row b.
+using Accumulators = dsl::Regs<dsl::f32, std::size_t{kRows} * kBatch>;
+
 /// Where a group works: its weight rows and x rows, each clamped into the matrix for reading
 /// (the copies past an edge compute values nobody stores), and the first of each.
 struct Tile {
@@ -57,11 +60,11 @@ template <class T, class Format>
 void multiply_chunk(const Format& format, const std::array<typename Format::Chunk, kRows>& w,
                     const dsl::Expr<dsl::u32>& c, const dsl::Tensor<T>& x,
                     const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& k, const Tile& tile,
-                    const dsl::Regs<dsl::f32, kRows * kBatch>& acc) {
+                    const Accumulators& acc) {
   using namespace iron::dsl;
   constexpr u32 kSubs = Format::kChunk >= kSub ? Format::kChunk / kSub : 1;
   constexpr u32 kWidth = Format::kChunk >= kSub ? kSub : Format::kChunk;
-  Regs<f32, kRows * kBatch> dot(0.0f);
+  Accumulators dot(0.0f);
   Regs<f32, kBatch> xsum(0.0f);
   for (u32 s = 0; s < kSubs; ++s) {
     std::array<std::array<Expr<f32>, kWidth>, kRows> values;
@@ -98,7 +101,7 @@ void multiply_chunk(const Format& format, const std::array<typename Format::Chun
 template <class T, class Format>
 void accumulate(const Format& format, const dsl::Tensor<T>& x, const dsl::Expr<dsl::u32>& m,
                 const dsl::Expr<dsl::u32>& k, const Tile& tile, const dsl::Expr<dsl::u32>& chunks,
-                const dsl::Regs<dsl::f32, kRows * kBatch>& acc) {
+                const Accumulators& acc) {
   using namespace iron::dsl;
   for (auto c : range(thread_id<0>(), chunks, group_size<0>())) {
     std::array<typename Format::Chunk, kRows> w;
@@ -111,8 +114,8 @@ void accumulate(const Format& format, const dsl::Tensor<T>& x, const dsl::Expr<d
 /// simdgroups' sums through shared memory) and writes out[b, row] (out is [m, n]) for the rows
 /// inside the matrix.
 template <class T>
-void store_sums(const dsl::Regs<dsl::f32, kRows * kBatch>& acc, const dsl::Out<T>& out,
-                const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n, const Tile& tile) {
+void store_sums(const Accumulators& acc, const dsl::Out<T>& out, const dsl::Expr<dsl::u32>& m,
+                const dsl::Expr<dsl::u32>& n, const Tile& tile) {
   using namespace iron::dsl;
   constexpr u32 kSums = kRows * kBatch;
   auto partial = shared<f32>(kSums * kMaxSimdgroups);

@@ -140,7 +140,8 @@ void GroupRunner::frag_element(const Instr& in, Active active) {
     return;
   }
   for (std::uint32_t t : active) {
-    const ir::FragmentCoord at = ir::fragment_coord(options_.lane_map, in.fragment, t % 32, in.inner);
+    const ir::FragmentCoord at =
+        ir::fragment_coord(options_.lane_map, in.fragment, t % 32, in.inner);
     result[t] = in.axis == 1 ? at.col : at.row;
   }
 }
@@ -150,7 +151,8 @@ void GroupRunner::frag_row_value(const Instr& in, Active active) {
   Slot* result = row(in.result);
   for (std::uint32_t t : active) {
     const std::uint32_t first = t / 32 * 32;
-    const std::uint32_t r = ir::fragment_coord(options_.lane_map, in.fragment, t % 32, in.inner).row;
+    const std::uint32_t r =
+        ir::fragment_coord(options_.lane_map, in.fragment, t % 32, in.inner).row;
     const Slot value = fragment_at(rows, in.args[1], first, r, 0);
     for (std::uint32_t c = 1; c < rows.cols; ++c) {
       const Slot other = fragment_at(rows, in.args[1], first, r, c);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "interpreter.hpp"
@@ -143,8 +144,8 @@ void compare_lane_maps(const Launch& launch, const SimOptions& options,
   SimOptions second = options;
   second.writers = nullptr;
   second.compare_lane_maps = false;
-  second.lane_map = options.lane_map == ir::LaneMap::Mma ? ir::LaneMap::Simdgroup8x8
-                                                         : ir::LaneMap::Mma;
+  second.lane_map =
+      options.lane_map == ir::LaneMap::Mma ? ir::LaneMap::Simdgroup8x8 : ir::LaneMap::Mma;
   try {
     sim_run(other, second);
   } catch (const SimError& e) {
@@ -156,9 +157,7 @@ void compare_lane_maps(const Launch& launch, const SimOptions& options,
     const std::vector<std::byte>& first = std::get<HostTensor*>(launch.args[i])->bytes;
     const std::size_t size = dtype_size(kernel.params[i].dtype);
     for (std::size_t at = 0; at < first.size(); at += size) {
-      if (std::equal(first.begin() + at, first.begin() + at + size, copies[i].bytes.begin() + at)) {
-        continue;
-      }
+      if (std::memcmp(first.data() + at, copies[i].bytes.data() + at, size) == 0) continue;
       throw SimError(
           SimError::Kind::LaneMapDependent,
           fmt::format("{}: element {} of '{}' differs between the {} and the {} lane maps: the "
@@ -189,8 +188,8 @@ void sim_run(const Launch& launch, const SimOptions& options) {
                                kernel.name, kMaxThreads, groups, launch.grid.group_size.volume()));
   }
   const bool check_maps = options.compare_lane_maps && uses_fragments(kernel);
-  const auto before = check_maps ? written_tensors(kernel, launch.args)
-                                 : std::vector<std::vector<std::byte>>{};
+  const auto before =
+      check_maps ? written_tensors(kernel, launch.args) : std::vector<std::vector<std::byte>>{};
   const sim::Bindings bindings = bind(kernel, launch.args);
   const bool parallel = options.host_threads > 1 && !program.tensor_atomics && groups > 1 &&
                         threads >= kParallelThreshold;

@@ -62,14 +62,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
   float v4058 = 0.0f;
   float v4059 = 0.0f;
   float v4060 = 0.0f;
-  const unsigned int v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:39
+  const unsigned int v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:42
   const unsigned int v8 = v7 >> 2u;
-  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:40
-  const unsigned int v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:41
+  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:43
+  const unsigned int v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:44
   const unsigned int v12 = v11 << 2u;
   const unsigned int v14 = v9 % v8;
   const unsigned int v15 = v14 << 2u;
-  const unsigned int v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:42
+  const unsigned int v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:45
   const unsigned int v20 = min(v12, v17);
   const unsigned int v24 = v12 + 1u;
   const unsigned int v25 = min(v24, v17);
@@ -77,7 +77,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
   const unsigned int v30 = min(v29, v17);
   const unsigned int v34 = v12 + 3u;
   const unsigned int v35 = min(v34, v17);
-  const unsigned int v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:43
+  const unsigned int v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:46
   const unsigned int v40 = min(v15, v37);
   const unsigned int v44 = v15 + 1u;
   const unsigned int v45 = min(v44, v37);
@@ -86,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
   const unsigned int v54 = v15 + 3u;
   const unsigned int v55 = min(v54, v37);
   const unsigned int v57 = v2 >> 5u;  // kernels/gemm/gemv.cpp:197
-  const unsigned int v58 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:103
+  const unsigned int v58 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:106
   const unsigned int v59 = threadIdx.x;
   const unsigned int v65 = v2 >> 3u;  // kernels/gemm/gemv.cpp:105
   const unsigned int v66 = v20 * v65;
@@ -98,12 +98,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
   const unsigned int v199 = v30 * v102;  // kernels/gemm/gemv.cpp:106
   const unsigned int v210 = v35 * v65;  // kernels/gemm/gemv.cpp:105
   const unsigned int v247 = v35 * v102;  // kernels/gemm/gemv.cpp:106
-  const unsigned int v516 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:72
-  const bool v656 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
+  const unsigned int v516 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:75
+  const bool v656 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
   const bool v799 = v49 < v0;
   const bool v942 = v54 < v0;
 
-  for (unsigned int v60 = v59; v60 < v57; v60 += v58) {  // kernels/gemm/gemv_rows.hpp:103
+  for (unsigned int v60 = v59; v60 < v57; v60 += v58) {  // kernels/gemm/gemv_rows.hpp:106
     const unsigned int v63 = v60 << 2u;  // kernels/gemm/gemv.cpp:105
     const unsigned int v67 = v66 + v63;
     const iron_u32x4 v4147 = *reinterpret_cast<const iron_u32x4*>(packed + v67);
@@ -143,7 +143,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const unsigned int v248 = v247 + v100;  // kernels/gemm/gemv.cpp:106
     const float v249 = scales[v248];  // kernels/gemm/gemv.cpp:107
     const float v251 = biases[v248];  // kernels/gemm/gemv.cpp:108
-    float v4061 = 0.0f;  // kernels/gemm/gemv_rows.hpp:64
+    float v4061 = 0.0f;  // kernels/gemm/gemv_rows.hpp:67
     float v4062 = 0.0f;
     float v4063 = 0.0f;
     float v4064 = 0.0f;
@@ -159,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     float v4074 = 0.0f;
     float v4075 = 0.0f;
     float v4076 = 0.0f;
-    float v4077 = 0.0f;  // kernels/gemm/gemv_rows.hpp:65
+    float v4077 = 0.0f;  // kernels/gemm/gemv_rows.hpp:68
     float v4078 = 0.0f;
     float v4079 = 0.0f;
     float v4080 = 0.0f;
@@ -295,8 +295,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const unsigned int v510 = v507 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
     const float v511 = __uint_as_float(v510);
     const float v512 = v511 - 8388608.0f;
-    const unsigned int v517 = v516 + v99;  // kernels/gemm/gemv_rows.hpp:72
-    const iron_f32x4 v4151 = *reinterpret_cast<const iron_f32x4*>(x + v517);  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v517 = v516 + v99;  // kernels/gemm/gemv_rows.hpp:75
+    const iron_f32x4 v4151 = *reinterpret_cast<const iron_f32x4*>(x + v517);  // kernels/gemm/gemv_rows.hpp:77
     const float v520 = v4151.v[0];
     const float v524 = v4151.v[1];
     const float v528 = v4151.v[2];
@@ -307,7 +307,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v540 = v4154.v[1];
     const float v544 = v4154.v[2];
     const float v548 = v4154.v[3];
-    const float v551 = v4077;  // kernels/gemm/gemv_rows.hpp:76
+    const float v551 = v4077;  // kernels/gemm/gemv_rows.hpp:79
     const float v552 = v551 + v520;
     v4077 = v552;
     const float v554 = v4077;
@@ -331,13 +331,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v572 = v4077;
     const float v573 = v572 + v548;
     v4077 = v573;
-    const float v575 = v524 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+    const float v575 = v524 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
     const float v577 = v528 * 0.00390625f;
     const float v579 = v532 * 0.00024414062f;
     const float v581 = v540 * 0.0625f;
     const float v583 = v544 * 0.00390625f;
     const float v585 = v548 * 0.00024414062f;
-    const float v587 = v4061;  // kernels/gemm/gemv_rows.hpp:83
+    const float v587 = v4061;  // kernels/gemm/gemv_rows.hpp:86
     const float v588 = fmaf(v520, v263, v587);
     v4061 = v588;
     const float v589 = v4061;
@@ -433,10 +433,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v652 = v4073;
     const float v653 = fmaf(v585, v512, v652);
     v4073 = v653;
-    if (v656) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v659 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v656) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v659 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v660 = v659 + v99;
-      const iron_f32x4 v4081 = *reinterpret_cast<const iron_f32x4*>(x + v660);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f32x4 v4081 = *reinterpret_cast<const iron_f32x4*>(x + v660);  // kernels/gemm/gemv_rows.hpp:77
       const float v663 = v4081.v[0];
       const float v667 = v4081.v[1];
       const float v671 = v4081.v[2];
@@ -447,7 +447,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v683 = v4084.v[1];
       const float v687 = v4084.v[2];
       const float v691 = v4084.v[3];
-      const float v694 = v4078;  // kernels/gemm/gemv_rows.hpp:76
+      const float v694 = v4078;  // kernels/gemm/gemv_rows.hpp:79
       const float v695 = v694 + v663;
       v4078 = v695;
       const float v697 = v4078;
@@ -471,13 +471,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v715 = v4078;
       const float v716 = v715 + v691;
       v4078 = v716;
-      const float v718 = v667 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v718 = v667 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v720 = v671 * 0.00390625f;
       const float v722 = v675 * 0.00024414062f;
       const float v724 = v683 * 0.0625f;
       const float v726 = v687 * 0.00390625f;
       const float v728 = v691 * 0.00024414062f;
-      const float v730 = v4062;  // kernels/gemm/gemv_rows.hpp:83
+      const float v730 = v4062;  // kernels/gemm/gemv_rows.hpp:86
       const float v731 = fmaf(v663, v263, v730);
       v4062 = v731;
       const float v732 = v4062;
@@ -574,10 +574,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v796 = fmaf(v728, v512, v795);
       v4074 = v796;
     }
-    if (v799) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v802 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v799) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v802 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v803 = v802 + v99;
-      const iron_f32x4 v4085 = *reinterpret_cast<const iron_f32x4*>(x + v803);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f32x4 v4085 = *reinterpret_cast<const iron_f32x4*>(x + v803);  // kernels/gemm/gemv_rows.hpp:77
       const float v806 = v4085.v[0];
       const float v810 = v4085.v[1];
       const float v814 = v4085.v[2];
@@ -588,7 +588,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v826 = v4088.v[1];
       const float v830 = v4088.v[2];
       const float v834 = v4088.v[3];
-      const float v837 = v4079;  // kernels/gemm/gemv_rows.hpp:76
+      const float v837 = v4079;  // kernels/gemm/gemv_rows.hpp:79
       const float v838 = v837 + v806;
       v4079 = v838;
       const float v840 = v4079;
@@ -612,13 +612,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v858 = v4079;
       const float v859 = v858 + v834;
       v4079 = v859;
-      const float v861 = v810 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v861 = v810 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v863 = v814 * 0.00390625f;
       const float v865 = v818 * 0.00024414062f;
       const float v867 = v826 * 0.0625f;
       const float v869 = v830 * 0.00390625f;
       const float v871 = v834 * 0.00024414062f;
-      const float v873 = v4063;  // kernels/gemm/gemv_rows.hpp:83
+      const float v873 = v4063;  // kernels/gemm/gemv_rows.hpp:86
       const float v874 = fmaf(v806, v263, v873);
       v4063 = v874;
       const float v875 = v4063;
@@ -715,10 +715,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v939 = fmaf(v871, v512, v938);
       v4075 = v939;
     }
-    if (v942) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v945 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v942) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v945 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v946 = v945 + v99;
-      const iron_f32x4 v4089 = *reinterpret_cast<const iron_f32x4*>(x + v946);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f32x4 v4089 = *reinterpret_cast<const iron_f32x4*>(x + v946);  // kernels/gemm/gemv_rows.hpp:77
       const float v949 = v4089.v[0];
       const float v953 = v4089.v[1];
       const float v957 = v4089.v[2];
@@ -729,7 +729,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v969 = v4092.v[1];
       const float v973 = v4092.v[2];
       const float v977 = v4092.v[3];
-      const float v980 = v4080;  // kernels/gemm/gemv_rows.hpp:76
+      const float v980 = v4080;  // kernels/gemm/gemv_rows.hpp:79
       const float v981 = v980 + v949;
       v4080 = v981;
       const float v983 = v4080;
@@ -753,13 +753,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v1001 = v4080;
       const float v1002 = v1001 + v977;
       v4080 = v1002;
-      const float v1004 = v953 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1004 = v953 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1006 = v957 * 0.00390625f;
       const float v1008 = v961 * 0.00024414062f;
       const float v1010 = v969 * 0.0625f;
       const float v1012 = v973 * 0.00390625f;
       const float v1014 = v977 * 0.00024414062f;
-      const float v1016 = v4064;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1016 = v4064;  // kernels/gemm/gemv_rows.hpp:86
       const float v1017 = fmaf(v949, v263, v1016);
       v4064 = v1017;
       const float v1018 = v4064;
@@ -988,7 +988,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const unsigned int v1336 = v1333 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
     const float v1337 = __uint_as_float(v1336);
     const float v1338 = v1337 - 8388608.0f;
-    const unsigned int v1345 = v517 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v1345 = v517 + 8u;  // kernels/gemm/gemv_rows.hpp:77
     const iron_f32x4 v4157 = *reinterpret_cast<const iron_f32x4*>(x + v1345);
     const float v1346 = v4157.v[0];
     const float v1350 = v4157.v[1];
@@ -1000,7 +1000,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v1366 = v4160.v[1];
     const float v1370 = v4160.v[2];
     const float v1374 = v4160.v[3];
-    const float v1377 = v4077;  // kernels/gemm/gemv_rows.hpp:76
+    const float v1377 = v4077;  // kernels/gemm/gemv_rows.hpp:79
     const float v1378 = v1377 + v1346;
     v4077 = v1378;
     const float v1380 = v4077;
@@ -1024,13 +1024,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v1398 = v4077;
     const float v1399 = v1398 + v1374;
     v4077 = v1399;
-    const float v1401 = v1350 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+    const float v1401 = v1350 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
     const float v1403 = v1354 * 0.00390625f;
     const float v1405 = v1358 * 0.00024414062f;
     const float v1407 = v1366 * 0.0625f;
     const float v1409 = v1370 * 0.00390625f;
     const float v1411 = v1374 * 0.00024414062f;
-    const float v1413 = v4061;  // kernels/gemm/gemv_rows.hpp:83
+    const float v1413 = v4061;  // kernels/gemm/gemv_rows.hpp:86
     const float v1414 = fmaf(v1346, v1089, v1413);
     v4061 = v1414;
     const float v1415 = v4061;
@@ -1126,10 +1126,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v1478 = v4073;
     const float v1479 = fmaf(v1411, v1338, v1478);
     v4073 = v1479;
-    if (v656) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1485 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v656) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1485 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1486 = v1485 + v99;
-      const unsigned int v1488 = v1486 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v1488 = v1486 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4095 = *reinterpret_cast<const iron_f32x4*>(x + v1488);
       const float v1489 = v4095.v[0];
       const float v1493 = v4095.v[1];
@@ -1141,7 +1141,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v1509 = v4098.v[1];
       const float v1513 = v4098.v[2];
       const float v1517 = v4098.v[3];
-      const float v1520 = v4078;  // kernels/gemm/gemv_rows.hpp:76
+      const float v1520 = v4078;  // kernels/gemm/gemv_rows.hpp:79
       const float v1521 = v1520 + v1489;
       v4078 = v1521;
       const float v1523 = v4078;
@@ -1165,13 +1165,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v1541 = v4078;
       const float v1542 = v1541 + v1517;
       v4078 = v1542;
-      const float v1544 = v1493 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1544 = v1493 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1546 = v1497 * 0.00390625f;
       const float v1548 = v1501 * 0.00024414062f;
       const float v1550 = v1509 * 0.0625f;
       const float v1552 = v1513 * 0.00390625f;
       const float v1554 = v1517 * 0.00024414062f;
-      const float v1556 = v4062;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1556 = v4062;  // kernels/gemm/gemv_rows.hpp:86
       const float v1557 = fmaf(v1489, v1089, v1556);
       v4062 = v1557;
       const float v1558 = v4062;
@@ -1268,10 +1268,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v1622 = fmaf(v1554, v1338, v1621);
       v4074 = v1622;
     }
-    if (v799) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1628 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v799) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1628 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1629 = v1628 + v99;
-      const unsigned int v1631 = v1629 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v1631 = v1629 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4101 = *reinterpret_cast<const iron_f32x4*>(x + v1631);
       const float v1632 = v4101.v[0];
       const float v1636 = v4101.v[1];
@@ -1283,7 +1283,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v1652 = v4104.v[1];
       const float v1656 = v4104.v[2];
       const float v1660 = v4104.v[3];
-      const float v1663 = v4079;  // kernels/gemm/gemv_rows.hpp:76
+      const float v1663 = v4079;  // kernels/gemm/gemv_rows.hpp:79
       const float v1664 = v1663 + v1632;
       v4079 = v1664;
       const float v1666 = v4079;
@@ -1307,13 +1307,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v1684 = v4079;
       const float v1685 = v1684 + v1660;
       v4079 = v1685;
-      const float v1687 = v1636 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1687 = v1636 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1689 = v1640 * 0.00390625f;
       const float v1691 = v1644 * 0.00024414062f;
       const float v1693 = v1652 * 0.0625f;
       const float v1695 = v1656 * 0.00390625f;
       const float v1697 = v1660 * 0.00024414062f;
-      const float v1699 = v4063;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1699 = v4063;  // kernels/gemm/gemv_rows.hpp:86
       const float v1700 = fmaf(v1632, v1089, v1699);
       v4063 = v1700;
       const float v1701 = v4063;
@@ -1410,10 +1410,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v1765 = fmaf(v1697, v1338, v1764);
       v4075 = v1765;
     }
-    if (v942) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1771 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v942) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1771 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1772 = v1771 + v99;
-      const unsigned int v1774 = v1772 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v1774 = v1772 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4107 = *reinterpret_cast<const iron_f32x4*>(x + v1774);
       const float v1775 = v4107.v[0];
       const float v1779 = v4107.v[1];
@@ -1425,7 +1425,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v1795 = v4110.v[1];
       const float v1799 = v4110.v[2];
       const float v1803 = v4110.v[3];
-      const float v1806 = v4080;  // kernels/gemm/gemv_rows.hpp:76
+      const float v1806 = v4080;  // kernels/gemm/gemv_rows.hpp:79
       const float v1807 = v1806 + v1775;
       v4080 = v1807;
       const float v1809 = v4080;
@@ -1449,13 +1449,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v1827 = v4080;
       const float v1828 = v1827 + v1803;
       v4080 = v1828;
-      const float v1830 = v1779 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1830 = v1779 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1832 = v1783 * 0.00390625f;
       const float v1834 = v1787 * 0.00024414062f;
       const float v1836 = v1795 * 0.0625f;
       const float v1838 = v1799 * 0.00390625f;
       const float v1840 = v1803 * 0.00024414062f;
-      const float v1842 = v4064;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1842 = v4064;  // kernels/gemm/gemv_rows.hpp:86
       const float v1843 = fmaf(v1775, v1089, v1842);
       v4064 = v1843;
       const float v1844 = v4064;
@@ -1684,7 +1684,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const unsigned int v2162 = v2159 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
     const float v2163 = __uint_as_float(v2162);
     const float v2164 = v2163 - 8388608.0f;
-    const unsigned int v2171 = v517 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v2171 = v517 + 16u;  // kernels/gemm/gemv_rows.hpp:77
     const iron_f32x4 v4163 = *reinterpret_cast<const iron_f32x4*>(x + v2171);
     const float v2172 = v4163.v[0];
     const float v2176 = v4163.v[1];
@@ -1696,7 +1696,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v2192 = v4166.v[1];
     const float v2196 = v4166.v[2];
     const float v2200 = v4166.v[3];
-    const float v2203 = v4077;  // kernels/gemm/gemv_rows.hpp:76
+    const float v2203 = v4077;  // kernels/gemm/gemv_rows.hpp:79
     const float v2204 = v2203 + v2172;
     v4077 = v2204;
     const float v2206 = v4077;
@@ -1720,13 +1720,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v2224 = v4077;
     const float v2225 = v2224 + v2200;
     v4077 = v2225;
-    const float v2227 = v2176 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+    const float v2227 = v2176 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
     const float v2229 = v2180 * 0.00390625f;
     const float v2231 = v2184 * 0.00024414062f;
     const float v2233 = v2192 * 0.0625f;
     const float v2235 = v2196 * 0.00390625f;
     const float v2237 = v2200 * 0.00024414062f;
-    const float v2239 = v4061;  // kernels/gemm/gemv_rows.hpp:83
+    const float v2239 = v4061;  // kernels/gemm/gemv_rows.hpp:86
     const float v2240 = fmaf(v2172, v1915, v2239);
     v4061 = v2240;
     const float v2241 = v4061;
@@ -1822,10 +1822,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v2304 = v4073;
     const float v2305 = fmaf(v2237, v2164, v2304);
     v4073 = v2305;
-    if (v656) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v2311 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v656) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v2311 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v2312 = v2311 + v99;
-      const unsigned int v2314 = v2312 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v2314 = v2312 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4113 = *reinterpret_cast<const iron_f32x4*>(x + v2314);
       const float v2315 = v4113.v[0];
       const float v2319 = v4113.v[1];
@@ -1837,7 +1837,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v2335 = v4116.v[1];
       const float v2339 = v4116.v[2];
       const float v2343 = v4116.v[3];
-      const float v2346 = v4078;  // kernels/gemm/gemv_rows.hpp:76
+      const float v2346 = v4078;  // kernels/gemm/gemv_rows.hpp:79
       const float v2347 = v2346 + v2315;
       v4078 = v2347;
       const float v2349 = v4078;
@@ -1861,13 +1861,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v2367 = v4078;
       const float v2368 = v2367 + v2343;
       v4078 = v2368;
-      const float v2370 = v2319 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v2370 = v2319 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v2372 = v2323 * 0.00390625f;
       const float v2374 = v2327 * 0.00024414062f;
       const float v2376 = v2335 * 0.0625f;
       const float v2378 = v2339 * 0.00390625f;
       const float v2380 = v2343 * 0.00024414062f;
-      const float v2382 = v4062;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2382 = v4062;  // kernels/gemm/gemv_rows.hpp:86
       const float v2383 = fmaf(v2315, v1915, v2382);
       v4062 = v2383;
       const float v2384 = v4062;
@@ -1964,10 +1964,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v2448 = fmaf(v2380, v2164, v2447);
       v4074 = v2448;
     }
-    if (v799) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v2454 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v799) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v2454 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v2455 = v2454 + v99;
-      const unsigned int v2457 = v2455 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v2457 = v2455 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4119 = *reinterpret_cast<const iron_f32x4*>(x + v2457);
       const float v2458 = v4119.v[0];
       const float v2462 = v4119.v[1];
@@ -1979,7 +1979,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v2478 = v4122.v[1];
       const float v2482 = v4122.v[2];
       const float v2486 = v4122.v[3];
-      const float v2489 = v4079;  // kernels/gemm/gemv_rows.hpp:76
+      const float v2489 = v4079;  // kernels/gemm/gemv_rows.hpp:79
       const float v2490 = v2489 + v2458;
       v4079 = v2490;
       const float v2492 = v4079;
@@ -2003,13 +2003,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v2510 = v4079;
       const float v2511 = v2510 + v2486;
       v4079 = v2511;
-      const float v2513 = v2462 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v2513 = v2462 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v2515 = v2466 * 0.00390625f;
       const float v2517 = v2470 * 0.00024414062f;
       const float v2519 = v2478 * 0.0625f;
       const float v2521 = v2482 * 0.00390625f;
       const float v2523 = v2486 * 0.00024414062f;
-      const float v2525 = v4063;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2525 = v4063;  // kernels/gemm/gemv_rows.hpp:86
       const float v2526 = fmaf(v2458, v1915, v2525);
       v4063 = v2526;
       const float v2527 = v4063;
@@ -2106,10 +2106,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v2591 = fmaf(v2523, v2164, v2590);
       v4075 = v2591;
     }
-    if (v942) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v2597 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v942) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v2597 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v2598 = v2597 + v99;
-      const unsigned int v2600 = v2598 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v2600 = v2598 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4125 = *reinterpret_cast<const iron_f32x4*>(x + v2600);
       const float v2601 = v4125.v[0];
       const float v2605 = v4125.v[1];
@@ -2121,7 +2121,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v2621 = v4128.v[1];
       const float v2625 = v4128.v[2];
       const float v2629 = v4128.v[3];
-      const float v2632 = v4080;  // kernels/gemm/gemv_rows.hpp:76
+      const float v2632 = v4080;  // kernels/gemm/gemv_rows.hpp:79
       const float v2633 = v2632 + v2601;
       v4080 = v2633;
       const float v2635 = v4080;
@@ -2145,13 +2145,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v2653 = v4080;
       const float v2654 = v2653 + v2629;
       v4080 = v2654;
-      const float v2656 = v2605 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v2656 = v2605 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v2658 = v2609 * 0.00390625f;
       const float v2660 = v2613 * 0.00024414062f;
       const float v2662 = v2621 * 0.0625f;
       const float v2664 = v2625 * 0.00390625f;
       const float v2666 = v2629 * 0.00024414062f;
-      const float v2668 = v4064;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2668 = v4064;  // kernels/gemm/gemv_rows.hpp:86
       const float v2669 = fmaf(v2601, v1915, v2668);
       v4064 = v2669;
       const float v2670 = v4064;
@@ -2380,7 +2380,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const unsigned int v2988 = v2985 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
     const float v2989 = __uint_as_float(v2988);
     const float v2990 = v2989 - 8388608.0f;
-    const unsigned int v2997 = v517 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v2997 = v517 + 24u;  // kernels/gemm/gemv_rows.hpp:77
     const iron_f32x4 v4169 = *reinterpret_cast<const iron_f32x4*>(x + v2997);
     const float v2998 = v4169.v[0];
     const float v3002 = v4169.v[1];
@@ -2392,7 +2392,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v3018 = v4172.v[1];
     const float v3022 = v4172.v[2];
     const float v3026 = v4172.v[3];
-    const float v3029 = v4077;  // kernels/gemm/gemv_rows.hpp:76
+    const float v3029 = v4077;  // kernels/gemm/gemv_rows.hpp:79
     const float v3030 = v3029 + v2998;
     v4077 = v3030;
     const float v3032 = v4077;
@@ -2416,13 +2416,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v3050 = v4077;
     const float v3051 = v3050 + v3026;
     v4077 = v3051;
-    const float v3053 = v3002 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+    const float v3053 = v3002 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
     const float v3055 = v3006 * 0.00390625f;
     const float v3057 = v3010 * 0.00024414062f;
     const float v3059 = v3018 * 0.0625f;
     const float v3061 = v3022 * 0.00390625f;
     const float v3063 = v3026 * 0.00024414062f;
-    const float v3065 = v4061;  // kernels/gemm/gemv_rows.hpp:83
+    const float v3065 = v4061;  // kernels/gemm/gemv_rows.hpp:86
     const float v3066 = fmaf(v2998, v2741, v3065);
     v4061 = v3066;
     const float v3067 = v4061;
@@ -2518,10 +2518,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
     const float v3130 = v4073;
     const float v3131 = fmaf(v3063, v2990, v3130);
     v4073 = v3131;
-    if (v656) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v3137 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v656) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v3137 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v3138 = v3137 + v99;
-      const unsigned int v3140 = v3138 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v3140 = v3138 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4131 = *reinterpret_cast<const iron_f32x4*>(x + v3140);
       const float v3141 = v4131.v[0];
       const float v3145 = v4131.v[1];
@@ -2533,7 +2533,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v3161 = v4134.v[1];
       const float v3165 = v4134.v[2];
       const float v3169 = v4134.v[3];
-      const float v3172 = v4078;  // kernels/gemm/gemv_rows.hpp:76
+      const float v3172 = v4078;  // kernels/gemm/gemv_rows.hpp:79
       const float v3173 = v3172 + v3141;
       v4078 = v3173;
       const float v3175 = v4078;
@@ -2557,13 +2557,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v3193 = v4078;
       const float v3194 = v3193 + v3169;
       v4078 = v3194;
-      const float v3196 = v3145 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v3196 = v3145 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v3198 = v3149 * 0.00390625f;
       const float v3200 = v3153 * 0.00024414062f;
       const float v3202 = v3161 * 0.0625f;
       const float v3204 = v3165 * 0.00390625f;
       const float v3206 = v3169 * 0.00024414062f;
-      const float v3208 = v4062;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3208 = v4062;  // kernels/gemm/gemv_rows.hpp:86
       const float v3209 = fmaf(v3141, v2741, v3208);
       v4062 = v3209;
       const float v3210 = v4062;
@@ -2660,10 +2660,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v3274 = fmaf(v3206, v2990, v3273);
       v4074 = v3274;
     }
-    if (v799) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v3280 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v799) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v3280 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v3281 = v3280 + v99;
-      const unsigned int v3283 = v3281 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v3283 = v3281 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4137 = *reinterpret_cast<const iron_f32x4*>(x + v3283);
       const float v3284 = v4137.v[0];
       const float v3288 = v4137.v[1];
@@ -2675,7 +2675,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v3304 = v4140.v[1];
       const float v3308 = v4140.v[2];
       const float v3312 = v4140.v[3];
-      const float v3315 = v4079;  // kernels/gemm/gemv_rows.hpp:76
+      const float v3315 = v4079;  // kernels/gemm/gemv_rows.hpp:79
       const float v3316 = v3315 + v3284;
       v4079 = v3316;
       const float v3318 = v4079;
@@ -2699,13 +2699,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v3336 = v4079;
       const float v3337 = v3336 + v3312;
       v4079 = v3337;
-      const float v3339 = v3288 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v3339 = v3288 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v3341 = v3292 * 0.00390625f;
       const float v3343 = v3296 * 0.00024414062f;
       const float v3345 = v3304 * 0.0625f;
       const float v3347 = v3308 * 0.00390625f;
       const float v3349 = v3312 * 0.00024414062f;
-      const float v3351 = v4063;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3351 = v4063;  // kernels/gemm/gemv_rows.hpp:86
       const float v3352 = fmaf(v3284, v2741, v3351);
       v4063 = v3352;
       const float v3353 = v4063;
@@ -2802,10 +2802,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v3417 = fmaf(v3349, v2990, v3416);
       v4075 = v3417;
     }
-    if (v942) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v3423 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v942) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v3423 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v3424 = v3423 + v99;
-      const unsigned int v3426 = v3424 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v3426 = v3424 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4143 = *reinterpret_cast<const iron_f32x4*>(x + v3426);
       const float v3427 = v4143.v[0];
       const float v3431 = v4143.v[1];
@@ -2817,7 +2817,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v3447 = v4146.v[1];
       const float v3451 = v4146.v[2];
       const float v3455 = v4146.v[3];
-      const float v3458 = v4080;  // kernels/gemm/gemv_rows.hpp:76
+      const float v3458 = v4080;  // kernels/gemm/gemv_rows.hpp:79
       const float v3459 = v3458 + v3427;
       v4080 = v3459;
       const float v3461 = v4080;
@@ -2841,13 +2841,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v3479 = v4080;
       const float v3480 = v3479 + v3455;
       v4080 = v3480;
-      const float v3482 = v3431 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v3482 = v3431 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v3484 = v3435 * 0.00390625f;
       const float v3486 = v3439 * 0.00024414062f;
       const float v3488 = v3447 * 0.0625f;
       const float v3490 = v3451 * 0.00390625f;
       const float v3492 = v3455 * 0.00024414062f;
-      const float v3494 = v4064;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3494 = v4064;  // kernels/gemm/gemv_rows.hpp:86
       const float v3495 = fmaf(v3427, v2741, v3494);
       v4064 = v3495;
       const float v3496 = v4064;
@@ -2944,188 +2944,188 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v3560 = fmaf(v3492, v2990, v3559);
       v4076 = v3560;
     }
-    const float v3563 = v4077;  // kernels/gemm/gemv_rows.hpp:91
+    const float v3563 = v4077;  // kernels/gemm/gemv_rows.hpp:94
     const float v3565 = v4061;
     const float v3566 = v107 * v3563;  // kernels/gemm/gemv.cpp:125
     const float v3567 = fmaf(v105, v3565, v3566);
-    const float v3569 = v4045;  // kernels/gemm/gemv_rows.hpp:91
+    const float v3569 = v4045;  // kernels/gemm/gemv_rows.hpp:94
     const float v3570 = v3569 + v3567;
     v4045 = v3570;
     const float v3572 = v4077;
     const float v3574 = v4065;
     const float v3575 = v155 * v3572;  // kernels/gemm/gemv.cpp:125
     const float v3576 = fmaf(v153, v3574, v3575);
-    const float v3578 = v4049;  // kernels/gemm/gemv_rows.hpp:91
+    const float v3578 = v4049;  // kernels/gemm/gemv_rows.hpp:94
     const float v3579 = v3578 + v3576;
     v4049 = v3579;
     const float v3581 = v4077;
     const float v3583 = v4069;
     const float v3584 = v203 * v3581;  // kernels/gemm/gemv.cpp:125
     const float v3585 = fmaf(v201, v3583, v3584);
-    const float v3587 = v4053;  // kernels/gemm/gemv_rows.hpp:91
+    const float v3587 = v4053;  // kernels/gemm/gemv_rows.hpp:94
     const float v3588 = v3587 + v3585;
     v4053 = v3588;
     const float v3590 = v4077;
     const float v3592 = v4073;
     const float v3593 = v251 * v3590;  // kernels/gemm/gemv.cpp:125
     const float v3594 = fmaf(v249, v3592, v3593);
-    const float v3596 = v4057;  // kernels/gemm/gemv_rows.hpp:91
+    const float v3596 = v4057;  // kernels/gemm/gemv_rows.hpp:94
     const float v3597 = v3596 + v3594;
     v4057 = v3597;
-    if (v656) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v3602 = v4078;  // kernels/gemm/gemv_rows.hpp:91
+    if (v656) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v3602 = v4078;  // kernels/gemm/gemv_rows.hpp:94
       const float v3604 = v4062;
       const float v3605 = v107 * v3602;  // kernels/gemm/gemv.cpp:125
       const float v3606 = fmaf(v105, v3604, v3605);
-      const float v3608 = v4046;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3608 = v4046;  // kernels/gemm/gemv_rows.hpp:94
       const float v3609 = v3608 + v3606;
       v4046 = v3609;
       const float v3611 = v4078;
       const float v3613 = v4066;
       const float v3614 = v155 * v3611;  // kernels/gemm/gemv.cpp:125
       const float v3615 = fmaf(v153, v3613, v3614);
-      const float v3617 = v4050;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3617 = v4050;  // kernels/gemm/gemv_rows.hpp:94
       const float v3618 = v3617 + v3615;
       v4050 = v3618;
       const float v3620 = v4078;
       const float v3622 = v4070;
       const float v3623 = v203 * v3620;  // kernels/gemm/gemv.cpp:125
       const float v3624 = fmaf(v201, v3622, v3623);
-      const float v3626 = v4054;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3626 = v4054;  // kernels/gemm/gemv_rows.hpp:94
       const float v3627 = v3626 + v3624;
       v4054 = v3627;
       const float v3629 = v4078;
       const float v3631 = v4074;
       const float v3632 = v251 * v3629;  // kernels/gemm/gemv.cpp:125
       const float v3633 = fmaf(v249, v3631, v3632);
-      const float v3635 = v4058;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3635 = v4058;  // kernels/gemm/gemv_rows.hpp:94
       const float v3636 = v3635 + v3633;
       v4058 = v3636;
     }
-    if (v799) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v3641 = v4079;  // kernels/gemm/gemv_rows.hpp:91
+    if (v799) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v3641 = v4079;  // kernels/gemm/gemv_rows.hpp:94
       const float v3643 = v4063;
       const float v3644 = v107 * v3641;  // kernels/gemm/gemv.cpp:125
       const float v3645 = fmaf(v105, v3643, v3644);
-      const float v3647 = v4047;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3647 = v4047;  // kernels/gemm/gemv_rows.hpp:94
       const float v3648 = v3647 + v3645;
       v4047 = v3648;
       const float v3650 = v4079;
       const float v3652 = v4067;
       const float v3653 = v155 * v3650;  // kernels/gemm/gemv.cpp:125
       const float v3654 = fmaf(v153, v3652, v3653);
-      const float v3656 = v4051;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3656 = v4051;  // kernels/gemm/gemv_rows.hpp:94
       const float v3657 = v3656 + v3654;
       v4051 = v3657;
       const float v3659 = v4079;
       const float v3661 = v4071;
       const float v3662 = v203 * v3659;  // kernels/gemm/gemv.cpp:125
       const float v3663 = fmaf(v201, v3661, v3662);
-      const float v3665 = v4055;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3665 = v4055;  // kernels/gemm/gemv_rows.hpp:94
       const float v3666 = v3665 + v3663;
       v4055 = v3666;
       const float v3668 = v4079;
       const float v3670 = v4075;
       const float v3671 = v251 * v3668;  // kernels/gemm/gemv.cpp:125
       const float v3672 = fmaf(v249, v3670, v3671);
-      const float v3674 = v4059;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3674 = v4059;  // kernels/gemm/gemv_rows.hpp:94
       const float v3675 = v3674 + v3672;
       v4059 = v3675;
     }
-    if (v942) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v3680 = v4080;  // kernels/gemm/gemv_rows.hpp:91
+    if (v942) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v3680 = v4080;  // kernels/gemm/gemv_rows.hpp:94
       const float v3682 = v4064;
       const float v3683 = v107 * v3680;  // kernels/gemm/gemv.cpp:125
       const float v3684 = fmaf(v105, v3682, v3683);
-      const float v3686 = v4048;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3686 = v4048;  // kernels/gemm/gemv_rows.hpp:94
       const float v3687 = v3686 + v3684;
       v4048 = v3687;
       const float v3689 = v4080;
       const float v3691 = v4068;
       const float v3692 = v155 * v3689;  // kernels/gemm/gemv.cpp:125
       const float v3693 = fmaf(v153, v3691, v3692);
-      const float v3695 = v4052;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3695 = v4052;  // kernels/gemm/gemv_rows.hpp:94
       const float v3696 = v3695 + v3693;
       v4052 = v3696;
       const float v3698 = v4080;
       const float v3700 = v4072;
       const float v3701 = v203 * v3698;  // kernels/gemm/gemv.cpp:125
       const float v3702 = fmaf(v201, v3700, v3701);
-      const float v3704 = v4056;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3704 = v4056;  // kernels/gemm/gemv_rows.hpp:94
       const float v3705 = v3704 + v3702;
       v4056 = v3705;
       const float v3707 = v4080;
       const float v3709 = v4076;
       const float v3710 = v251 * v3707;  // kernels/gemm/gemv.cpp:125
       const float v3711 = fmaf(v249, v3709, v3710);
-      const float v3713 = v4060;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3713 = v4060;  // kernels/gemm/gemv_rows.hpp:94
       const float v3714 = v3713 + v3711;
       v4060 = v3714;
     }
   }
-  const float v3717 = v4045;  // kernels/gemm/gemv_rows.hpp:122
+  const float v3717 = v4045;  // kernels/gemm/gemv_rows.hpp:125
   const float v3718 = iron_simd_sum(v3717);
-  const unsigned int v3720 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:123
+  const unsigned int v3720 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:126
   const bool v3721 = v3720 == 0u;
   if (v3721) {
     const unsigned int v3725 = iron_linear_thread() >> 5;
     const unsigned int v3726 = v3725 << 4u;
     shm0[v3726] = v3718;
   }
-  const float v3730 = v4049;  // kernels/gemm/gemv_rows.hpp:122
+  const float v3730 = v4049;  // kernels/gemm/gemv_rows.hpp:125
   const float v3731 = iron_simd_sum(v3730);
-  if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v3738 = iron_linear_thread() >> 5;
     const unsigned int v3739 = v3738 << 4u;
     const unsigned int v3740 = v3739 + 4u;
     shm0[v3740] = v3731;
   }
-  const float v3743 = v4053;  // kernels/gemm/gemv_rows.hpp:122
+  const float v3743 = v4053;  // kernels/gemm/gemv_rows.hpp:125
   const float v3744 = iron_simd_sum(v3743);
-  if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v3751 = iron_linear_thread() >> 5;
     const unsigned int v3752 = v3751 << 4u;
     const unsigned int v3753 = v3752 + 8u;
     shm0[v3753] = v3744;
   }
-  const float v3756 = v4057;  // kernels/gemm/gemv_rows.hpp:122
+  const float v3756 = v4057;  // kernels/gemm/gemv_rows.hpp:125
   const float v3757 = iron_simd_sum(v3756);
-  if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v3764 = iron_linear_thread() >> 5;
     const unsigned int v3765 = v3764 << 4u;
     const unsigned int v3766 = v3765 + 12u;
     shm0[v3766] = v3757;
   }
-  if (v656) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v3772 = v4046;  // kernels/gemm/gemv_rows.hpp:122
+  if (v656) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v3772 = v4046;  // kernels/gemm/gemv_rows.hpp:125
     const float v3773 = iron_simd_sum(v3772);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3780 = iron_linear_thread() >> 5;
       const unsigned int v3781 = v3780 << 4u;
       const unsigned int v3783 = v3781 + 1u;
       shm0[v3783] = v3773;
     }
-    const float v3785 = v4050;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3785 = v4050;  // kernels/gemm/gemv_rows.hpp:125
     const float v3786 = iron_simd_sum(v3785);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3793 = iron_linear_thread() >> 5;
       const unsigned int v3794 = v3793 << 4u;
       const unsigned int v3795 = v3794 + 4u;
       const unsigned int v3796 = v3795 + 1u;
       shm0[v3796] = v3786;
     }
-    const float v3798 = v4054;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3798 = v4054;  // kernels/gemm/gemv_rows.hpp:125
     const float v3799 = iron_simd_sum(v3798);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3806 = iron_linear_thread() >> 5;
       const unsigned int v3807 = v3806 << 4u;
       const unsigned int v3808 = v3807 + 8u;
       const unsigned int v3809 = v3808 + 1u;
       shm0[v3809] = v3799;
     }
-    const float v3811 = v4058;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3811 = v4058;  // kernels/gemm/gemv_rows.hpp:125
     const float v3812 = iron_simd_sum(v3811);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3819 = iron_linear_thread() >> 5;
       const unsigned int v3820 = v3819 << 4u;
       const unsigned int v3821 = v3820 + 12u;
@@ -3133,36 +3133,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       shm0[v3822] = v3812;
     }
   }
-  if (v799) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v3827 = v4047;  // kernels/gemm/gemv_rows.hpp:122
+  if (v799) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v3827 = v4047;  // kernels/gemm/gemv_rows.hpp:125
     const float v3828 = iron_simd_sum(v3827);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3835 = iron_linear_thread() >> 5;
       const unsigned int v3836 = v3835 << 4u;
       const unsigned int v3838 = v3836 + 2u;
       shm0[v3838] = v3828;
     }
-    const float v3840 = v4051;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3840 = v4051;  // kernels/gemm/gemv_rows.hpp:125
     const float v3841 = iron_simd_sum(v3840);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3848 = iron_linear_thread() >> 5;
       const unsigned int v3849 = v3848 << 4u;
       const unsigned int v3850 = v3849 + 4u;
       const unsigned int v3851 = v3850 + 2u;
       shm0[v3851] = v3841;
     }
-    const float v3853 = v4055;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3853 = v4055;  // kernels/gemm/gemv_rows.hpp:125
     const float v3854 = iron_simd_sum(v3853);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3861 = iron_linear_thread() >> 5;
       const unsigned int v3862 = v3861 << 4u;
       const unsigned int v3863 = v3862 + 8u;
       const unsigned int v3864 = v3863 + 2u;
       shm0[v3864] = v3854;
     }
-    const float v3866 = v4059;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3866 = v4059;  // kernels/gemm/gemv_rows.hpp:125
     const float v3867 = iron_simd_sum(v3866);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3874 = iron_linear_thread() >> 5;
       const unsigned int v3875 = v3874 << 4u;
       const unsigned int v3876 = v3875 + 12u;
@@ -3170,36 +3170,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       shm0[v3877] = v3867;
     }
   }
-  if (v942) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v3882 = v4048;  // kernels/gemm/gemv_rows.hpp:122
+  if (v942) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v3882 = v4048;  // kernels/gemm/gemv_rows.hpp:125
     const float v3883 = iron_simd_sum(v3882);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3890 = iron_linear_thread() >> 5;
       const unsigned int v3891 = v3890 << 4u;
       const unsigned int v3893 = v3891 + 3u;
       shm0[v3893] = v3883;
     }
-    const float v3895 = v4052;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3895 = v4052;  // kernels/gemm/gemv_rows.hpp:125
     const float v3896 = iron_simd_sum(v3895);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3903 = iron_linear_thread() >> 5;
       const unsigned int v3904 = v3903 << 4u;
       const unsigned int v3905 = v3904 + 4u;
       const unsigned int v3906 = v3905 + 3u;
       shm0[v3906] = v3896;
     }
-    const float v3908 = v4056;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3908 = v4056;  // kernels/gemm/gemv_rows.hpp:125
     const float v3909 = iron_simd_sum(v3908);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3916 = iron_linear_thread() >> 5;
       const unsigned int v3917 = v3916 << 4u;
       const unsigned int v3918 = v3917 + 8u;
       const unsigned int v3919 = v3918 + 3u;
       shm0[v3919] = v3909;
     }
-    const float v3921 = v4060;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3921 = v4060;  // kernels/gemm/gemv_rows.hpp:125
     const float v3922 = iron_simd_sum(v3921);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3929 = iron_linear_thread() >> 5;
       const unsigned int v3930 = v3929 << 4u;
       const unsigned int v3931 = v3930 + 12u;
@@ -3207,20 +3207,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       shm0[v3932] = v3922;
     }
   }
-  __syncthreads();  // kernels/gemm/gemv_rows.hpp:127
-  const unsigned int v3935 = v59 >> 2u;  // kernels/gemm/gemv_rows.hpp:129
+  __syncthreads();  // kernels/gemm/gemv_rows.hpp:130
+  const unsigned int v3935 = v59 >> 2u;  // kernels/gemm/gemv_rows.hpp:132
   const unsigned int v3936 = v12 + v3935;
-  const unsigned int v3938 = v59 & 3u;  // kernels/gemm/gemv_rows.hpp:130
+  const unsigned int v3938 = v59 & 3u;  // kernels/gemm/gemv_rows.hpp:133
   const unsigned int v3939 = v15 + v3938;
-  const bool v3941 = v59 < 16u;  // kernels/gemm/gemv_rows.hpp:131
+  const bool v3941 = v59 < 16u;  // kernels/gemm/gemv_rows.hpp:134
   const bool v3942 = v3936 < v1;
   const bool v3943 = v3941 && v3942;
   const bool v3944 = v3939 < v0;
   const bool v3945 = v3943 && v3944;
   if (v3945) {
-    const float v3946 = shm0[v59];  // kernels/gemm/gemv_rows.hpp:132
+    const float v3946 = shm0[v59];  // kernels/gemm/gemv_rows.hpp:135
     float v3947 = v3946;
-    const unsigned int v3948 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:133
+    const unsigned int v3948 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:136
 
     for (unsigned int v3951 = 1u; v3951 < v3948; v3951 += 1u) {
       const unsigned int v3953 = v3951 << 4u;
@@ -3230,7 +3230,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_f32(
       const float v3957 = v3956 + v3955;
       v3947 = v3957;
     }
-    const float v3958 = v3947;  // kernels/gemm/gemv_rows.hpp:134
+    const float v3958 = v3947;  // kernels/gemm/gemv_rows.hpp:137
     const unsigned int v3960 = v3939 * v1;
     const unsigned int v3961 = v3960 + v3936;
     out[v3961] = v3958;

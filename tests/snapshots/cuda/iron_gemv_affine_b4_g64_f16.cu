@@ -64,14 +64,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
   float v4058 = 0.0f;
   float v4059 = 0.0f;
   float v4060 = 0.0f;
-  const unsigned int v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:39
+  const unsigned int v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:42
   const unsigned int v8 = v7 >> 2u;
-  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:40
-  const unsigned int v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:41
+  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:43
+  const unsigned int v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:44
   const unsigned int v12 = v11 << 2u;
   const unsigned int v14 = v9 % v8;
   const unsigned int v15 = v14 << 2u;
-  const unsigned int v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:42
+  const unsigned int v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:45
   const unsigned int v20 = min(v12, v17);
   const unsigned int v24 = v12 + 1u;
   const unsigned int v25 = min(v24, v17);
@@ -79,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
   const unsigned int v30 = min(v29, v17);
   const unsigned int v34 = v12 + 3u;
   const unsigned int v35 = min(v34, v17);
-  const unsigned int v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:43
+  const unsigned int v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:46
   const unsigned int v40 = min(v15, v37);
   const unsigned int v44 = v15 + 1u;
   const unsigned int v45 = min(v44, v37);
@@ -88,7 +88,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
   const unsigned int v54 = v15 + 3u;
   const unsigned int v55 = min(v54, v37);
   const unsigned int v57 = v2 >> 5u;  // kernels/gemm/gemv.cpp:197
-  const unsigned int v58 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:103
+  const unsigned int v58 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:106
   const unsigned int v59 = threadIdx.x;
   const unsigned int v65 = v2 >> 3u;  // kernels/gemm/gemv.cpp:105
   const unsigned int v66 = v20 * v65;
@@ -100,12 +100,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
   const unsigned int v199 = v30 * v102;  // kernels/gemm/gemv.cpp:106
   const unsigned int v210 = v35 * v65;  // kernels/gemm/gemv.cpp:105
   const unsigned int v247 = v35 * v102;  // kernels/gemm/gemv.cpp:106
-  const unsigned int v516 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:72
-  const bool v656 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
+  const unsigned int v516 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:75
+  const bool v656 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
   const bool v799 = v49 < v0;
   const bool v942 = v54 < v0;
 
-  for (unsigned int v60 = v59; v60 < v57; v60 += v58) {  // kernels/gemm/gemv_rows.hpp:103
+  for (unsigned int v60 = v59; v60 < v57; v60 += v58) {  // kernels/gemm/gemv_rows.hpp:106
     const unsigned int v63 = v60 << 2u;  // kernels/gemm/gemv.cpp:105
     const unsigned int v67 = v66 + v63;
     const iron_u32x4 v4111 = *reinterpret_cast<const iron_u32x4*>(packed + v67);
@@ -153,7 +153,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v250 = __half2float(v249);
     const __half v251 = biases[v248];  // kernels/gemm/gemv.cpp:108
     const float v252 = __half2float(v251);
-    float v4061 = 0.0f;  // kernels/gemm/gemv_rows.hpp:64
+    float v4061 = 0.0f;  // kernels/gemm/gemv_rows.hpp:67
     float v4062 = 0.0f;
     float v4063 = 0.0f;
     float v4064 = 0.0f;
@@ -169,7 +169,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     float v4074 = 0.0f;
     float v4075 = 0.0f;
     float v4076 = 0.0f;
-    float v4077 = 0.0f;  // kernels/gemm/gemv_rows.hpp:65
+    float v4077 = 0.0f;  // kernels/gemm/gemv_rows.hpp:68
     float v4078 = 0.0f;
     float v4079 = 0.0f;
     float v4080 = 0.0f;
@@ -305,8 +305,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const unsigned int v510 = v507 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
     const float v511 = __uint_as_float(v510);
     const float v512 = v511 - 8388608.0f;
-    const unsigned int v517 = v516 + v99;  // kernels/gemm/gemv_rows.hpp:72
-    const iron_f16x8 v4115 = *reinterpret_cast<const iron_f16x8*>(x + v517);  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v517 = v516 + v99;  // kernels/gemm/gemv_rows.hpp:75
+    const iron_f16x8 v4115 = *reinterpret_cast<const iron_f16x8*>(x + v517);  // kernels/gemm/gemv_rows.hpp:77
     const __half v520 = v4115.v[0];
     const __half v524 = v4115.v[1];
     const __half v528 = v4115.v[2];
@@ -323,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v541 = __half2float(v540);
     const float v545 = __half2float(v544);
     const float v549 = __half2float(v548);
-    const float v551 = v4077;  // kernels/gemm/gemv_rows.hpp:76
+    const float v551 = v4077;  // kernels/gemm/gemv_rows.hpp:79
     const float v552 = v551 + v521;
     v4077 = v552;
     const float v554 = v4077;
@@ -347,13 +347,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v572 = v4077;
     const float v573 = v572 + v549;
     v4077 = v573;
-    const float v575 = v525 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+    const float v575 = v525 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
     const float v577 = v529 * 0.00390625f;
     const float v579 = v533 * 0.00024414062f;
     const float v581 = v541 * 0.0625f;
     const float v583 = v545 * 0.00390625f;
     const float v585 = v549 * 0.00024414062f;
-    const float v587 = v4061;  // kernels/gemm/gemv_rows.hpp:83
+    const float v587 = v4061;  // kernels/gemm/gemv_rows.hpp:86
     const float v588 = fmaf(v521, v263, v587);
     v4061 = v588;
     const float v589 = v4061;
@@ -449,10 +449,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v652 = v4073;
     const float v653 = fmaf(v585, v512, v652);
     v4073 = v653;
-    if (v656) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v659 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v656) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v659 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v660 = v659 + v99;
-      const iron_f16x8 v4081 = *reinterpret_cast<const iron_f16x8*>(x + v660);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f16x8 v4081 = *reinterpret_cast<const iron_f16x8*>(x + v660);  // kernels/gemm/gemv_rows.hpp:77
       const __half v663 = v4081.v[0];
       const __half v667 = v4081.v[1];
       const __half v671 = v4081.v[2];
@@ -469,7 +469,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v684 = __half2float(v683);
       const float v688 = __half2float(v687);
       const float v692 = __half2float(v691);
-      const float v694 = v4078;  // kernels/gemm/gemv_rows.hpp:76
+      const float v694 = v4078;  // kernels/gemm/gemv_rows.hpp:79
       const float v695 = v694 + v664;
       v4078 = v695;
       const float v697 = v4078;
@@ -493,13 +493,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v715 = v4078;
       const float v716 = v715 + v692;
       v4078 = v716;
-      const float v718 = v668 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v718 = v668 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v720 = v672 * 0.00390625f;
       const float v722 = v676 * 0.00024414062f;
       const float v724 = v684 * 0.0625f;
       const float v726 = v688 * 0.00390625f;
       const float v728 = v692 * 0.00024414062f;
-      const float v730 = v4062;  // kernels/gemm/gemv_rows.hpp:83
+      const float v730 = v4062;  // kernels/gemm/gemv_rows.hpp:86
       const float v731 = fmaf(v664, v263, v730);
       v4062 = v731;
       const float v732 = v4062;
@@ -596,10 +596,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v796 = fmaf(v728, v512, v795);
       v4074 = v796;
     }
-    if (v799) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v802 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v799) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v802 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v803 = v802 + v99;
-      const iron_f16x8 v4082 = *reinterpret_cast<const iron_f16x8*>(x + v803);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f16x8 v4082 = *reinterpret_cast<const iron_f16x8*>(x + v803);  // kernels/gemm/gemv_rows.hpp:77
       const __half v806 = v4082.v[0];
       const __half v810 = v4082.v[1];
       const __half v814 = v4082.v[2];
@@ -616,7 +616,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v827 = __half2float(v826);
       const float v831 = __half2float(v830);
       const float v835 = __half2float(v834);
-      const float v837 = v4079;  // kernels/gemm/gemv_rows.hpp:76
+      const float v837 = v4079;  // kernels/gemm/gemv_rows.hpp:79
       const float v838 = v837 + v807;
       v4079 = v838;
       const float v840 = v4079;
@@ -640,13 +640,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v858 = v4079;
       const float v859 = v858 + v835;
       v4079 = v859;
-      const float v861 = v811 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v861 = v811 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v863 = v815 * 0.00390625f;
       const float v865 = v819 * 0.00024414062f;
       const float v867 = v827 * 0.0625f;
       const float v869 = v831 * 0.00390625f;
       const float v871 = v835 * 0.00024414062f;
-      const float v873 = v4063;  // kernels/gemm/gemv_rows.hpp:83
+      const float v873 = v4063;  // kernels/gemm/gemv_rows.hpp:86
       const float v874 = fmaf(v807, v263, v873);
       v4063 = v874;
       const float v875 = v4063;
@@ -743,10 +743,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v939 = fmaf(v871, v512, v938);
       v4075 = v939;
     }
-    if (v942) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v945 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v942) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v945 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v946 = v945 + v99;
-      const iron_f16x8 v4083 = *reinterpret_cast<const iron_f16x8*>(x + v946);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f16x8 v4083 = *reinterpret_cast<const iron_f16x8*>(x + v946);  // kernels/gemm/gemv_rows.hpp:77
       const __half v949 = v4083.v[0];
       const __half v953 = v4083.v[1];
       const __half v957 = v4083.v[2];
@@ -763,7 +763,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v970 = __half2float(v969);
       const float v974 = __half2float(v973);
       const float v978 = __half2float(v977);
-      const float v980 = v4080;  // kernels/gemm/gemv_rows.hpp:76
+      const float v980 = v4080;  // kernels/gemm/gemv_rows.hpp:79
       const float v981 = v980 + v950;
       v4080 = v981;
       const float v983 = v4080;
@@ -787,13 +787,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v1001 = v4080;
       const float v1002 = v1001 + v978;
       v4080 = v1002;
-      const float v1004 = v954 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1004 = v954 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1006 = v958 * 0.00390625f;
       const float v1008 = v962 * 0.00024414062f;
       const float v1010 = v970 * 0.0625f;
       const float v1012 = v974 * 0.00390625f;
       const float v1014 = v978 * 0.00024414062f;
-      const float v1016 = v4064;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1016 = v4064;  // kernels/gemm/gemv_rows.hpp:86
       const float v1017 = fmaf(v950, v263, v1016);
       v4064 = v1017;
       const float v1018 = v4064;
@@ -1022,7 +1022,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const unsigned int v1336 = v1333 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
     const float v1337 = __uint_as_float(v1336);
     const float v1338 = v1337 - 8388608.0f;
-    const unsigned int v1345 = v517 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v1345 = v517 + 8u;  // kernels/gemm/gemv_rows.hpp:77
     const iron_f16x8 v4118 = *reinterpret_cast<const iron_f16x8*>(x + v1345);
     const __half v1346 = v4118.v[0];
     const __half v1350 = v4118.v[1];
@@ -1040,7 +1040,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v1367 = __half2float(v1366);
     const float v1371 = __half2float(v1370);
     const float v1375 = __half2float(v1374);
-    const float v1377 = v4077;  // kernels/gemm/gemv_rows.hpp:76
+    const float v1377 = v4077;  // kernels/gemm/gemv_rows.hpp:79
     const float v1378 = v1377 + v1347;
     v4077 = v1378;
     const float v1380 = v4077;
@@ -1064,13 +1064,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v1398 = v4077;
     const float v1399 = v1398 + v1375;
     v4077 = v1399;
-    const float v1401 = v1351 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+    const float v1401 = v1351 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
     const float v1403 = v1355 * 0.00390625f;
     const float v1405 = v1359 * 0.00024414062f;
     const float v1407 = v1367 * 0.0625f;
     const float v1409 = v1371 * 0.00390625f;
     const float v1411 = v1375 * 0.00024414062f;
-    const float v1413 = v4061;  // kernels/gemm/gemv_rows.hpp:83
+    const float v1413 = v4061;  // kernels/gemm/gemv_rows.hpp:86
     const float v1414 = fmaf(v1347, v1089, v1413);
     v4061 = v1414;
     const float v1415 = v4061;
@@ -1166,10 +1166,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v1478 = v4073;
     const float v1479 = fmaf(v1411, v1338, v1478);
     v4073 = v1479;
-    if (v656) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1485 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v656) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1485 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1486 = v1485 + v99;
-      const unsigned int v1488 = v1486 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v1488 = v1486 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v4086 = *reinterpret_cast<const iron_f16x8*>(x + v1488);
       const __half v1489 = v4086.v[0];
       const __half v1493 = v4086.v[1];
@@ -1187,7 +1187,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v1510 = __half2float(v1509);
       const float v1514 = __half2float(v1513);
       const float v1518 = __half2float(v1517);
-      const float v1520 = v4078;  // kernels/gemm/gemv_rows.hpp:76
+      const float v1520 = v4078;  // kernels/gemm/gemv_rows.hpp:79
       const float v1521 = v1520 + v1490;
       v4078 = v1521;
       const float v1523 = v4078;
@@ -1211,13 +1211,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v1541 = v4078;
       const float v1542 = v1541 + v1518;
       v4078 = v1542;
-      const float v1544 = v1494 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1544 = v1494 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1546 = v1498 * 0.00390625f;
       const float v1548 = v1502 * 0.00024414062f;
       const float v1550 = v1510 * 0.0625f;
       const float v1552 = v1514 * 0.00390625f;
       const float v1554 = v1518 * 0.00024414062f;
-      const float v1556 = v4062;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1556 = v4062;  // kernels/gemm/gemv_rows.hpp:86
       const float v1557 = fmaf(v1490, v1089, v1556);
       v4062 = v1557;
       const float v1558 = v4062;
@@ -1314,10 +1314,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v1622 = fmaf(v1554, v1338, v1621);
       v4074 = v1622;
     }
-    if (v799) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1628 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v799) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1628 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1629 = v1628 + v99;
-      const unsigned int v1631 = v1629 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v1631 = v1629 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v4089 = *reinterpret_cast<const iron_f16x8*>(x + v1631);
       const __half v1632 = v4089.v[0];
       const __half v1636 = v4089.v[1];
@@ -1335,7 +1335,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v1653 = __half2float(v1652);
       const float v1657 = __half2float(v1656);
       const float v1661 = __half2float(v1660);
-      const float v1663 = v4079;  // kernels/gemm/gemv_rows.hpp:76
+      const float v1663 = v4079;  // kernels/gemm/gemv_rows.hpp:79
       const float v1664 = v1663 + v1633;
       v4079 = v1664;
       const float v1666 = v4079;
@@ -1359,13 +1359,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v1684 = v4079;
       const float v1685 = v1684 + v1661;
       v4079 = v1685;
-      const float v1687 = v1637 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1687 = v1637 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1689 = v1641 * 0.00390625f;
       const float v1691 = v1645 * 0.00024414062f;
       const float v1693 = v1653 * 0.0625f;
       const float v1695 = v1657 * 0.00390625f;
       const float v1697 = v1661 * 0.00024414062f;
-      const float v1699 = v4063;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1699 = v4063;  // kernels/gemm/gemv_rows.hpp:86
       const float v1700 = fmaf(v1633, v1089, v1699);
       v4063 = v1700;
       const float v1701 = v4063;
@@ -1462,10 +1462,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v1765 = fmaf(v1697, v1338, v1764);
       v4075 = v1765;
     }
-    if (v942) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1771 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v942) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1771 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1772 = v1771 + v99;
-      const unsigned int v1774 = v1772 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v1774 = v1772 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v4092 = *reinterpret_cast<const iron_f16x8*>(x + v1774);
       const __half v1775 = v4092.v[0];
       const __half v1779 = v4092.v[1];
@@ -1483,7 +1483,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v1796 = __half2float(v1795);
       const float v1800 = __half2float(v1799);
       const float v1804 = __half2float(v1803);
-      const float v1806 = v4080;  // kernels/gemm/gemv_rows.hpp:76
+      const float v1806 = v4080;  // kernels/gemm/gemv_rows.hpp:79
       const float v1807 = v1806 + v1776;
       v4080 = v1807;
       const float v1809 = v4080;
@@ -1507,13 +1507,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v1827 = v4080;
       const float v1828 = v1827 + v1804;
       v4080 = v1828;
-      const float v1830 = v1780 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1830 = v1780 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1832 = v1784 * 0.00390625f;
       const float v1834 = v1788 * 0.00024414062f;
       const float v1836 = v1796 * 0.0625f;
       const float v1838 = v1800 * 0.00390625f;
       const float v1840 = v1804 * 0.00024414062f;
-      const float v1842 = v4064;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1842 = v4064;  // kernels/gemm/gemv_rows.hpp:86
       const float v1843 = fmaf(v1776, v1089, v1842);
       v4064 = v1843;
       const float v1844 = v4064;
@@ -1742,7 +1742,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const unsigned int v2162 = v2159 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
     const float v2163 = __uint_as_float(v2162);
     const float v2164 = v2163 - 8388608.0f;
-    const unsigned int v2171 = v517 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v2171 = v517 + 16u;  // kernels/gemm/gemv_rows.hpp:77
     const iron_f16x8 v4121 = *reinterpret_cast<const iron_f16x8*>(x + v2171);
     const __half v2172 = v4121.v[0];
     const __half v2176 = v4121.v[1];
@@ -1760,7 +1760,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v2193 = __half2float(v2192);
     const float v2197 = __half2float(v2196);
     const float v2201 = __half2float(v2200);
-    const float v2203 = v4077;  // kernels/gemm/gemv_rows.hpp:76
+    const float v2203 = v4077;  // kernels/gemm/gemv_rows.hpp:79
     const float v2204 = v2203 + v2173;
     v4077 = v2204;
     const float v2206 = v4077;
@@ -1784,13 +1784,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v2224 = v4077;
     const float v2225 = v2224 + v2201;
     v4077 = v2225;
-    const float v2227 = v2177 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+    const float v2227 = v2177 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
     const float v2229 = v2181 * 0.00390625f;
     const float v2231 = v2185 * 0.00024414062f;
     const float v2233 = v2193 * 0.0625f;
     const float v2235 = v2197 * 0.00390625f;
     const float v2237 = v2201 * 0.00024414062f;
-    const float v2239 = v4061;  // kernels/gemm/gemv_rows.hpp:83
+    const float v2239 = v4061;  // kernels/gemm/gemv_rows.hpp:86
     const float v2240 = fmaf(v2173, v1915, v2239);
     v4061 = v2240;
     const float v2241 = v4061;
@@ -1886,10 +1886,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v2304 = v4073;
     const float v2305 = fmaf(v2237, v2164, v2304);
     v4073 = v2305;
-    if (v656) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v2311 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v656) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v2311 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v2312 = v2311 + v99;
-      const unsigned int v2314 = v2312 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v2314 = v2312 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v4095 = *reinterpret_cast<const iron_f16x8*>(x + v2314);
       const __half v2315 = v4095.v[0];
       const __half v2319 = v4095.v[1];
@@ -1907,7 +1907,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v2336 = __half2float(v2335);
       const float v2340 = __half2float(v2339);
       const float v2344 = __half2float(v2343);
-      const float v2346 = v4078;  // kernels/gemm/gemv_rows.hpp:76
+      const float v2346 = v4078;  // kernels/gemm/gemv_rows.hpp:79
       const float v2347 = v2346 + v2316;
       v4078 = v2347;
       const float v2349 = v4078;
@@ -1931,13 +1931,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v2367 = v4078;
       const float v2368 = v2367 + v2344;
       v4078 = v2368;
-      const float v2370 = v2320 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v2370 = v2320 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v2372 = v2324 * 0.00390625f;
       const float v2374 = v2328 * 0.00024414062f;
       const float v2376 = v2336 * 0.0625f;
       const float v2378 = v2340 * 0.00390625f;
       const float v2380 = v2344 * 0.00024414062f;
-      const float v2382 = v4062;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2382 = v4062;  // kernels/gemm/gemv_rows.hpp:86
       const float v2383 = fmaf(v2316, v1915, v2382);
       v4062 = v2383;
       const float v2384 = v4062;
@@ -2034,10 +2034,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v2448 = fmaf(v2380, v2164, v2447);
       v4074 = v2448;
     }
-    if (v799) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v2454 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v799) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v2454 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v2455 = v2454 + v99;
-      const unsigned int v2457 = v2455 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v2457 = v2455 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v4098 = *reinterpret_cast<const iron_f16x8*>(x + v2457);
       const __half v2458 = v4098.v[0];
       const __half v2462 = v4098.v[1];
@@ -2055,7 +2055,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v2479 = __half2float(v2478);
       const float v2483 = __half2float(v2482);
       const float v2487 = __half2float(v2486);
-      const float v2489 = v4079;  // kernels/gemm/gemv_rows.hpp:76
+      const float v2489 = v4079;  // kernels/gemm/gemv_rows.hpp:79
       const float v2490 = v2489 + v2459;
       v4079 = v2490;
       const float v2492 = v4079;
@@ -2079,13 +2079,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v2510 = v4079;
       const float v2511 = v2510 + v2487;
       v4079 = v2511;
-      const float v2513 = v2463 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v2513 = v2463 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v2515 = v2467 * 0.00390625f;
       const float v2517 = v2471 * 0.00024414062f;
       const float v2519 = v2479 * 0.0625f;
       const float v2521 = v2483 * 0.00390625f;
       const float v2523 = v2487 * 0.00024414062f;
-      const float v2525 = v4063;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2525 = v4063;  // kernels/gemm/gemv_rows.hpp:86
       const float v2526 = fmaf(v2459, v1915, v2525);
       v4063 = v2526;
       const float v2527 = v4063;
@@ -2182,10 +2182,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v2591 = fmaf(v2523, v2164, v2590);
       v4075 = v2591;
     }
-    if (v942) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v2597 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v942) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v2597 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v2598 = v2597 + v99;
-      const unsigned int v2600 = v2598 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v2600 = v2598 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v4101 = *reinterpret_cast<const iron_f16x8*>(x + v2600);
       const __half v2601 = v4101.v[0];
       const __half v2605 = v4101.v[1];
@@ -2203,7 +2203,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v2622 = __half2float(v2621);
       const float v2626 = __half2float(v2625);
       const float v2630 = __half2float(v2629);
-      const float v2632 = v4080;  // kernels/gemm/gemv_rows.hpp:76
+      const float v2632 = v4080;  // kernels/gemm/gemv_rows.hpp:79
       const float v2633 = v2632 + v2602;
       v4080 = v2633;
       const float v2635 = v4080;
@@ -2227,13 +2227,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v2653 = v4080;
       const float v2654 = v2653 + v2630;
       v4080 = v2654;
-      const float v2656 = v2606 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v2656 = v2606 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v2658 = v2610 * 0.00390625f;
       const float v2660 = v2614 * 0.00024414062f;
       const float v2662 = v2622 * 0.0625f;
       const float v2664 = v2626 * 0.00390625f;
       const float v2666 = v2630 * 0.00024414062f;
-      const float v2668 = v4064;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2668 = v4064;  // kernels/gemm/gemv_rows.hpp:86
       const float v2669 = fmaf(v2602, v1915, v2668);
       v4064 = v2669;
       const float v2670 = v4064;
@@ -2462,7 +2462,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const unsigned int v2988 = v2985 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
     const float v2989 = __uint_as_float(v2988);
     const float v2990 = v2989 - 8388608.0f;
-    const unsigned int v2997 = v517 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v2997 = v517 + 24u;  // kernels/gemm/gemv_rows.hpp:77
     const iron_f16x8 v4124 = *reinterpret_cast<const iron_f16x8*>(x + v2997);
     const __half v2998 = v4124.v[0];
     const __half v3002 = v4124.v[1];
@@ -2480,7 +2480,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v3019 = __half2float(v3018);
     const float v3023 = __half2float(v3022);
     const float v3027 = __half2float(v3026);
-    const float v3029 = v4077;  // kernels/gemm/gemv_rows.hpp:76
+    const float v3029 = v4077;  // kernels/gemm/gemv_rows.hpp:79
     const float v3030 = v3029 + v2999;
     v4077 = v3030;
     const float v3032 = v4077;
@@ -2504,13 +2504,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v3050 = v4077;
     const float v3051 = v3050 + v3027;
     v4077 = v3051;
-    const float v3053 = v3003 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+    const float v3053 = v3003 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
     const float v3055 = v3007 * 0.00390625f;
     const float v3057 = v3011 * 0.00024414062f;
     const float v3059 = v3019 * 0.0625f;
     const float v3061 = v3023 * 0.00390625f;
     const float v3063 = v3027 * 0.00024414062f;
-    const float v3065 = v4061;  // kernels/gemm/gemv_rows.hpp:83
+    const float v3065 = v4061;  // kernels/gemm/gemv_rows.hpp:86
     const float v3066 = fmaf(v2999, v2741, v3065);
     v4061 = v3066;
     const float v3067 = v4061;
@@ -2606,10 +2606,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const float v3130 = v4073;
     const float v3131 = fmaf(v3063, v2990, v3130);
     v4073 = v3131;
-    if (v656) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v3137 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v656) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v3137 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v3138 = v3137 + v99;
-      const unsigned int v3140 = v3138 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v3140 = v3138 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v4104 = *reinterpret_cast<const iron_f16x8*>(x + v3140);
       const __half v3141 = v4104.v[0];
       const __half v3145 = v4104.v[1];
@@ -2627,7 +2627,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v3162 = __half2float(v3161);
       const float v3166 = __half2float(v3165);
       const float v3170 = __half2float(v3169);
-      const float v3172 = v4078;  // kernels/gemm/gemv_rows.hpp:76
+      const float v3172 = v4078;  // kernels/gemm/gemv_rows.hpp:79
       const float v3173 = v3172 + v3142;
       v4078 = v3173;
       const float v3175 = v4078;
@@ -2651,13 +2651,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v3193 = v4078;
       const float v3194 = v3193 + v3170;
       v4078 = v3194;
-      const float v3196 = v3146 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v3196 = v3146 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v3198 = v3150 * 0.00390625f;
       const float v3200 = v3154 * 0.00024414062f;
       const float v3202 = v3162 * 0.0625f;
       const float v3204 = v3166 * 0.00390625f;
       const float v3206 = v3170 * 0.00024414062f;
-      const float v3208 = v4062;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3208 = v4062;  // kernels/gemm/gemv_rows.hpp:86
       const float v3209 = fmaf(v3142, v2741, v3208);
       v4062 = v3209;
       const float v3210 = v4062;
@@ -2754,10 +2754,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v3274 = fmaf(v3206, v2990, v3273);
       v4074 = v3274;
     }
-    if (v799) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v3280 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v799) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v3280 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v3281 = v3280 + v99;
-      const unsigned int v3283 = v3281 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v3283 = v3281 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v4107 = *reinterpret_cast<const iron_f16x8*>(x + v3283);
       const __half v3284 = v4107.v[0];
       const __half v3288 = v4107.v[1];
@@ -2775,7 +2775,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v3305 = __half2float(v3304);
       const float v3309 = __half2float(v3308);
       const float v3313 = __half2float(v3312);
-      const float v3315 = v4079;  // kernels/gemm/gemv_rows.hpp:76
+      const float v3315 = v4079;  // kernels/gemm/gemv_rows.hpp:79
       const float v3316 = v3315 + v3285;
       v4079 = v3316;
       const float v3318 = v4079;
@@ -2799,13 +2799,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v3336 = v4079;
       const float v3337 = v3336 + v3313;
       v4079 = v3337;
-      const float v3339 = v3289 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v3339 = v3289 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v3341 = v3293 * 0.00390625f;
       const float v3343 = v3297 * 0.00024414062f;
       const float v3345 = v3305 * 0.0625f;
       const float v3347 = v3309 * 0.00390625f;
       const float v3349 = v3313 * 0.00024414062f;
-      const float v3351 = v4063;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3351 = v4063;  // kernels/gemm/gemv_rows.hpp:86
       const float v3352 = fmaf(v3285, v2741, v3351);
       v4063 = v3352;
       const float v3353 = v4063;
@@ -2902,10 +2902,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v3417 = fmaf(v3349, v2990, v3416);
       v4075 = v3417;
     }
-    if (v942) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v3423 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v942) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v3423 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v3424 = v3423 + v99;
-      const unsigned int v3426 = v3424 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v3426 = v3424 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v4110 = *reinterpret_cast<const iron_f16x8*>(x + v3426);
       const __half v3427 = v4110.v[0];
       const __half v3431 = v4110.v[1];
@@ -2923,7 +2923,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v3448 = __half2float(v3447);
       const float v3452 = __half2float(v3451);
       const float v3456 = __half2float(v3455);
-      const float v3458 = v4080;  // kernels/gemm/gemv_rows.hpp:76
+      const float v3458 = v4080;  // kernels/gemm/gemv_rows.hpp:79
       const float v3459 = v3458 + v3428;
       v4080 = v3459;
       const float v3461 = v4080;
@@ -2947,13 +2947,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v3479 = v4080;
       const float v3480 = v3479 + v3456;
       v4080 = v3480;
-      const float v3482 = v3432 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v3482 = v3432 * 0.0625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v3484 = v3436 * 0.00390625f;
       const float v3486 = v3440 * 0.00024414062f;
       const float v3488 = v3448 * 0.0625f;
       const float v3490 = v3452 * 0.00390625f;
       const float v3492 = v3456 * 0.00024414062f;
-      const float v3494 = v4064;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3494 = v4064;  // kernels/gemm/gemv_rows.hpp:86
       const float v3495 = fmaf(v3428, v2741, v3494);
       v4064 = v3495;
       const float v3496 = v4064;
@@ -3050,188 +3050,188 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v3560 = fmaf(v3492, v2990, v3559);
       v4076 = v3560;
     }
-    const float v3563 = v4077;  // kernels/gemm/gemv_rows.hpp:91
+    const float v3563 = v4077;  // kernels/gemm/gemv_rows.hpp:94
     const float v3565 = v4061;
     const float v3566 = v108 * v3563;  // kernels/gemm/gemv.cpp:125
     const float v3567 = fmaf(v106, v3565, v3566);
-    const float v3569 = v4045;  // kernels/gemm/gemv_rows.hpp:91
+    const float v3569 = v4045;  // kernels/gemm/gemv_rows.hpp:94
     const float v3570 = v3569 + v3567;
     v4045 = v3570;
     const float v3572 = v4077;
     const float v3574 = v4065;
     const float v3575 = v156 * v3572;  // kernels/gemm/gemv.cpp:125
     const float v3576 = fmaf(v154, v3574, v3575);
-    const float v3578 = v4049;  // kernels/gemm/gemv_rows.hpp:91
+    const float v3578 = v4049;  // kernels/gemm/gemv_rows.hpp:94
     const float v3579 = v3578 + v3576;
     v4049 = v3579;
     const float v3581 = v4077;
     const float v3583 = v4069;
     const float v3584 = v204 * v3581;  // kernels/gemm/gemv.cpp:125
     const float v3585 = fmaf(v202, v3583, v3584);
-    const float v3587 = v4053;  // kernels/gemm/gemv_rows.hpp:91
+    const float v3587 = v4053;  // kernels/gemm/gemv_rows.hpp:94
     const float v3588 = v3587 + v3585;
     v4053 = v3588;
     const float v3590 = v4077;
     const float v3592 = v4073;
     const float v3593 = v252 * v3590;  // kernels/gemm/gemv.cpp:125
     const float v3594 = fmaf(v250, v3592, v3593);
-    const float v3596 = v4057;  // kernels/gemm/gemv_rows.hpp:91
+    const float v3596 = v4057;  // kernels/gemm/gemv_rows.hpp:94
     const float v3597 = v3596 + v3594;
     v4057 = v3597;
-    if (v656) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v3602 = v4078;  // kernels/gemm/gemv_rows.hpp:91
+    if (v656) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v3602 = v4078;  // kernels/gemm/gemv_rows.hpp:94
       const float v3604 = v4062;
       const float v3605 = v108 * v3602;  // kernels/gemm/gemv.cpp:125
       const float v3606 = fmaf(v106, v3604, v3605);
-      const float v3608 = v4046;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3608 = v4046;  // kernels/gemm/gemv_rows.hpp:94
       const float v3609 = v3608 + v3606;
       v4046 = v3609;
       const float v3611 = v4078;
       const float v3613 = v4066;
       const float v3614 = v156 * v3611;  // kernels/gemm/gemv.cpp:125
       const float v3615 = fmaf(v154, v3613, v3614);
-      const float v3617 = v4050;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3617 = v4050;  // kernels/gemm/gemv_rows.hpp:94
       const float v3618 = v3617 + v3615;
       v4050 = v3618;
       const float v3620 = v4078;
       const float v3622 = v4070;
       const float v3623 = v204 * v3620;  // kernels/gemm/gemv.cpp:125
       const float v3624 = fmaf(v202, v3622, v3623);
-      const float v3626 = v4054;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3626 = v4054;  // kernels/gemm/gemv_rows.hpp:94
       const float v3627 = v3626 + v3624;
       v4054 = v3627;
       const float v3629 = v4078;
       const float v3631 = v4074;
       const float v3632 = v252 * v3629;  // kernels/gemm/gemv.cpp:125
       const float v3633 = fmaf(v250, v3631, v3632);
-      const float v3635 = v4058;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3635 = v4058;  // kernels/gemm/gemv_rows.hpp:94
       const float v3636 = v3635 + v3633;
       v4058 = v3636;
     }
-    if (v799) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v3641 = v4079;  // kernels/gemm/gemv_rows.hpp:91
+    if (v799) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v3641 = v4079;  // kernels/gemm/gemv_rows.hpp:94
       const float v3643 = v4063;
       const float v3644 = v108 * v3641;  // kernels/gemm/gemv.cpp:125
       const float v3645 = fmaf(v106, v3643, v3644);
-      const float v3647 = v4047;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3647 = v4047;  // kernels/gemm/gemv_rows.hpp:94
       const float v3648 = v3647 + v3645;
       v4047 = v3648;
       const float v3650 = v4079;
       const float v3652 = v4067;
       const float v3653 = v156 * v3650;  // kernels/gemm/gemv.cpp:125
       const float v3654 = fmaf(v154, v3652, v3653);
-      const float v3656 = v4051;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3656 = v4051;  // kernels/gemm/gemv_rows.hpp:94
       const float v3657 = v3656 + v3654;
       v4051 = v3657;
       const float v3659 = v4079;
       const float v3661 = v4071;
       const float v3662 = v204 * v3659;  // kernels/gemm/gemv.cpp:125
       const float v3663 = fmaf(v202, v3661, v3662);
-      const float v3665 = v4055;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3665 = v4055;  // kernels/gemm/gemv_rows.hpp:94
       const float v3666 = v3665 + v3663;
       v4055 = v3666;
       const float v3668 = v4079;
       const float v3670 = v4075;
       const float v3671 = v252 * v3668;  // kernels/gemm/gemv.cpp:125
       const float v3672 = fmaf(v250, v3670, v3671);
-      const float v3674 = v4059;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3674 = v4059;  // kernels/gemm/gemv_rows.hpp:94
       const float v3675 = v3674 + v3672;
       v4059 = v3675;
     }
-    if (v942) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v3680 = v4080;  // kernels/gemm/gemv_rows.hpp:91
+    if (v942) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v3680 = v4080;  // kernels/gemm/gemv_rows.hpp:94
       const float v3682 = v4064;
       const float v3683 = v108 * v3680;  // kernels/gemm/gemv.cpp:125
       const float v3684 = fmaf(v106, v3682, v3683);
-      const float v3686 = v4048;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3686 = v4048;  // kernels/gemm/gemv_rows.hpp:94
       const float v3687 = v3686 + v3684;
       v4048 = v3687;
       const float v3689 = v4080;
       const float v3691 = v4068;
       const float v3692 = v156 * v3689;  // kernels/gemm/gemv.cpp:125
       const float v3693 = fmaf(v154, v3691, v3692);
-      const float v3695 = v4052;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3695 = v4052;  // kernels/gemm/gemv_rows.hpp:94
       const float v3696 = v3695 + v3693;
       v4052 = v3696;
       const float v3698 = v4080;
       const float v3700 = v4072;
       const float v3701 = v204 * v3698;  // kernels/gemm/gemv.cpp:125
       const float v3702 = fmaf(v202, v3700, v3701);
-      const float v3704 = v4056;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3704 = v4056;  // kernels/gemm/gemv_rows.hpp:94
       const float v3705 = v3704 + v3702;
       v4056 = v3705;
       const float v3707 = v4080;
       const float v3709 = v4076;
       const float v3710 = v252 * v3707;  // kernels/gemm/gemv.cpp:125
       const float v3711 = fmaf(v250, v3709, v3710);
-      const float v3713 = v4060;  // kernels/gemm/gemv_rows.hpp:91
+      const float v3713 = v4060;  // kernels/gemm/gemv_rows.hpp:94
       const float v3714 = v3713 + v3711;
       v4060 = v3714;
     }
   }
-  const float v3717 = v4045;  // kernels/gemm/gemv_rows.hpp:122
+  const float v3717 = v4045;  // kernels/gemm/gemv_rows.hpp:125
   const float v3718 = iron_simd_sum(v3717);
-  const unsigned int v3720 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:123
+  const unsigned int v3720 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:126
   const bool v3721 = v3720 == 0u;
   if (v3721) {
     const unsigned int v3725 = iron_linear_thread() >> 5;
     const unsigned int v3726 = v3725 << 4u;
     shm0[v3726] = v3718;
   }
-  const float v3730 = v4049;  // kernels/gemm/gemv_rows.hpp:122
+  const float v3730 = v4049;  // kernels/gemm/gemv_rows.hpp:125
   const float v3731 = iron_simd_sum(v3730);
-  if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v3738 = iron_linear_thread() >> 5;
     const unsigned int v3739 = v3738 << 4u;
     const unsigned int v3740 = v3739 + 4u;
     shm0[v3740] = v3731;
   }
-  const float v3743 = v4053;  // kernels/gemm/gemv_rows.hpp:122
+  const float v3743 = v4053;  // kernels/gemm/gemv_rows.hpp:125
   const float v3744 = iron_simd_sum(v3743);
-  if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v3751 = iron_linear_thread() >> 5;
     const unsigned int v3752 = v3751 << 4u;
     const unsigned int v3753 = v3752 + 8u;
     shm0[v3753] = v3744;
   }
-  const float v3756 = v4057;  // kernels/gemm/gemv_rows.hpp:122
+  const float v3756 = v4057;  // kernels/gemm/gemv_rows.hpp:125
   const float v3757 = iron_simd_sum(v3756);
-  if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v3764 = iron_linear_thread() >> 5;
     const unsigned int v3765 = v3764 << 4u;
     const unsigned int v3766 = v3765 + 12u;
     shm0[v3766] = v3757;
   }
-  if (v656) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v3772 = v4046;  // kernels/gemm/gemv_rows.hpp:122
+  if (v656) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v3772 = v4046;  // kernels/gemm/gemv_rows.hpp:125
     const float v3773 = iron_simd_sum(v3772);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3780 = iron_linear_thread() >> 5;
       const unsigned int v3781 = v3780 << 4u;
       const unsigned int v3783 = v3781 + 1u;
       shm0[v3783] = v3773;
     }
-    const float v3785 = v4050;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3785 = v4050;  // kernels/gemm/gemv_rows.hpp:125
     const float v3786 = iron_simd_sum(v3785);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3793 = iron_linear_thread() >> 5;
       const unsigned int v3794 = v3793 << 4u;
       const unsigned int v3795 = v3794 + 4u;
       const unsigned int v3796 = v3795 + 1u;
       shm0[v3796] = v3786;
     }
-    const float v3798 = v4054;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3798 = v4054;  // kernels/gemm/gemv_rows.hpp:125
     const float v3799 = iron_simd_sum(v3798);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3806 = iron_linear_thread() >> 5;
       const unsigned int v3807 = v3806 << 4u;
       const unsigned int v3808 = v3807 + 8u;
       const unsigned int v3809 = v3808 + 1u;
       shm0[v3809] = v3799;
     }
-    const float v3811 = v4058;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3811 = v4058;  // kernels/gemm/gemv_rows.hpp:125
     const float v3812 = iron_simd_sum(v3811);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3819 = iron_linear_thread() >> 5;
       const unsigned int v3820 = v3819 << 4u;
       const unsigned int v3821 = v3820 + 12u;
@@ -3239,36 +3239,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       shm0[v3822] = v3812;
     }
   }
-  if (v799) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v3827 = v4047;  // kernels/gemm/gemv_rows.hpp:122
+  if (v799) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v3827 = v4047;  // kernels/gemm/gemv_rows.hpp:125
     const float v3828 = iron_simd_sum(v3827);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3835 = iron_linear_thread() >> 5;
       const unsigned int v3836 = v3835 << 4u;
       const unsigned int v3838 = v3836 + 2u;
       shm0[v3838] = v3828;
     }
-    const float v3840 = v4051;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3840 = v4051;  // kernels/gemm/gemv_rows.hpp:125
     const float v3841 = iron_simd_sum(v3840);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3848 = iron_linear_thread() >> 5;
       const unsigned int v3849 = v3848 << 4u;
       const unsigned int v3850 = v3849 + 4u;
       const unsigned int v3851 = v3850 + 2u;
       shm0[v3851] = v3841;
     }
-    const float v3853 = v4055;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3853 = v4055;  // kernels/gemm/gemv_rows.hpp:125
     const float v3854 = iron_simd_sum(v3853);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3861 = iron_linear_thread() >> 5;
       const unsigned int v3862 = v3861 << 4u;
       const unsigned int v3863 = v3862 + 8u;
       const unsigned int v3864 = v3863 + 2u;
       shm0[v3864] = v3854;
     }
-    const float v3866 = v4059;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3866 = v4059;  // kernels/gemm/gemv_rows.hpp:125
     const float v3867 = iron_simd_sum(v3866);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3874 = iron_linear_thread() >> 5;
       const unsigned int v3875 = v3874 << 4u;
       const unsigned int v3876 = v3875 + 12u;
@@ -3276,36 +3276,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       shm0[v3877] = v3867;
     }
   }
-  if (v942) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v3882 = v4048;  // kernels/gemm/gemv_rows.hpp:122
+  if (v942) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v3882 = v4048;  // kernels/gemm/gemv_rows.hpp:125
     const float v3883 = iron_simd_sum(v3882);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3890 = iron_linear_thread() >> 5;
       const unsigned int v3891 = v3890 << 4u;
       const unsigned int v3893 = v3891 + 3u;
       shm0[v3893] = v3883;
     }
-    const float v3895 = v4052;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3895 = v4052;  // kernels/gemm/gemv_rows.hpp:125
     const float v3896 = iron_simd_sum(v3895);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3903 = iron_linear_thread() >> 5;
       const unsigned int v3904 = v3903 << 4u;
       const unsigned int v3905 = v3904 + 4u;
       const unsigned int v3906 = v3905 + 3u;
       shm0[v3906] = v3896;
     }
-    const float v3908 = v4056;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3908 = v4056;  // kernels/gemm/gemv_rows.hpp:125
     const float v3909 = iron_simd_sum(v3908);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3916 = iron_linear_thread() >> 5;
       const unsigned int v3917 = v3916 << 4u;
       const unsigned int v3918 = v3917 + 8u;
       const unsigned int v3919 = v3918 + 3u;
       shm0[v3919] = v3909;
     }
-    const float v3921 = v4060;  // kernels/gemm/gemv_rows.hpp:122
+    const float v3921 = v4060;  // kernels/gemm/gemv_rows.hpp:125
     const float v3922 = iron_simd_sum(v3921);
-    if (v3721) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v3721) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v3929 = iron_linear_thread() >> 5;
       const unsigned int v3930 = v3929 << 4u;
       const unsigned int v3931 = v3930 + 12u;
@@ -3313,20 +3313,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       shm0[v3932] = v3922;
     }
   }
-  __syncthreads();  // kernels/gemm/gemv_rows.hpp:127
-  const unsigned int v3935 = v59 >> 2u;  // kernels/gemm/gemv_rows.hpp:129
+  __syncthreads();  // kernels/gemm/gemv_rows.hpp:130
+  const unsigned int v3935 = v59 >> 2u;  // kernels/gemm/gemv_rows.hpp:132
   const unsigned int v3936 = v12 + v3935;
-  const unsigned int v3938 = v59 & 3u;  // kernels/gemm/gemv_rows.hpp:130
+  const unsigned int v3938 = v59 & 3u;  // kernels/gemm/gemv_rows.hpp:133
   const unsigned int v3939 = v15 + v3938;
-  const bool v3941 = v59 < 16u;  // kernels/gemm/gemv_rows.hpp:131
+  const bool v3941 = v59 < 16u;  // kernels/gemm/gemv_rows.hpp:134
   const bool v3942 = v3936 < v1;
   const bool v3943 = v3941 && v3942;
   const bool v3944 = v3939 < v0;
   const bool v3945 = v3943 && v3944;
   if (v3945) {
-    const float v3946 = shm0[v59];  // kernels/gemm/gemv_rows.hpp:132
+    const float v3946 = shm0[v59];  // kernels/gemm/gemv_rows.hpp:135
     float v3947 = v3946;
-    const unsigned int v3948 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:133
+    const unsigned int v3948 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:136
 
     for (unsigned int v3951 = 1u; v3951 < v3948; v3951 += 1u) {
       const unsigned int v3953 = v3951 << 4u;
@@ -3336,7 +3336,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v3957 = v3956 + v3955;
       v3947 = v3957;
     }
-    const float v3958 = v3947;  // kernels/gemm/gemv_rows.hpp:134
+    const float v3958 = v3947;  // kernels/gemm/gemv_rows.hpp:137
     const __half v3959 = __float2half_rn(v3958);
     const unsigned int v3960 = v3939 * v1;
     const unsigned int v3961 = v3960 + v3936;

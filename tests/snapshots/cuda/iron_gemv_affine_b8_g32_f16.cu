@@ -64,14 +64,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
   float v2366 = 0.0f;
   float v2367 = 0.0f;
   float v2368 = 0.0f;
-  const unsigned int v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:39
+  const unsigned int v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:42
   const unsigned int v8 = v7 >> 2u;
-  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:40
-  const unsigned int v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:41
+  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:43
+  const unsigned int v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:44
   const unsigned int v12 = v11 << 2u;
   const unsigned int v14 = v9 % v8;
   const unsigned int v15 = v14 << 2u;
-  const unsigned int v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:42
+  const unsigned int v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:45
   const unsigned int v20 = min(v12, v17);
   const unsigned int v24 = v12 + 1u;
   const unsigned int v25 = min(v24, v17);
@@ -79,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
   const unsigned int v30 = min(v29, v17);
   const unsigned int v34 = v12 + 3u;
   const unsigned int v35 = min(v34, v17);
-  const unsigned int v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:43
+  const unsigned int v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:46
   const unsigned int v40 = min(v15, v37);
   const unsigned int v44 = v15 + 1u;
   const unsigned int v45 = min(v44, v37);
@@ -88,7 +88,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
   const unsigned int v54 = v15 + 3u;
   const unsigned int v55 = min(v54, v37);
   const unsigned int v57 = v2 >> 4u;  // kernels/gemm/gemv.cpp:197
-  const unsigned int v58 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:103
+  const unsigned int v58 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:106
   const unsigned int v59 = threadIdx.x;
   const unsigned int v65 = v2 >> 2u;  // kernels/gemm/gemv.cpp:105
   const unsigned int v66 = v20 * v65;
@@ -100,12 +100,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
   const unsigned int v199 = v30 * v102;  // kernels/gemm/gemv.cpp:106
   const unsigned int v210 = v35 * v65;  // kernels/gemm/gemv.cpp:105
   const unsigned int v247 = v35 * v102;  // kernels/gemm/gemv.cpp:106
-  const unsigned int v516 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:72
-  const bool v652 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
+  const unsigned int v516 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:75
+  const bool v652 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
   const bool v791 = v49 < v0;
   const bool v930 = v54 < v0;
 
-  for (unsigned int v60 = v59; v60 < v57; v60 += v58) {  // kernels/gemm/gemv_rows.hpp:103
+  for (unsigned int v60 = v59; v60 < v57; v60 += v58) {  // kernels/gemm/gemv_rows.hpp:106
     const unsigned int v63 = v60 << 2u;  // kernels/gemm/gemv.cpp:105
     const unsigned int v67 = v66 + v63;
     const iron_u32x4 v2401 = *reinterpret_cast<const iron_u32x4*>(packed + v67);
@@ -153,7 +153,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
     const float v250 = __half2float(v249);
     const __half v251 = biases[v248];  // kernels/gemm/gemv.cpp:108
     const float v252 = __half2float(v251);
-    float v2369 = 0.0f;  // kernels/gemm/gemv_rows.hpp:64
+    float v2369 = 0.0f;  // kernels/gemm/gemv_rows.hpp:67
     float v2370 = 0.0f;
     float v2371 = 0.0f;
     float v2372 = 0.0f;
@@ -169,7 +169,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
     float v2382 = 0.0f;
     float v2383 = 0.0f;
     float v2384 = 0.0f;
-    float v2385 = 0.0f;  // kernels/gemm/gemv_rows.hpp:65
+    float v2385 = 0.0f;  // kernels/gemm/gemv_rows.hpp:68
     float v2386 = 0.0f;
     float v2387 = 0.0f;
     float v2388 = 0.0f;
@@ -309,8 +309,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
     const unsigned int v510 = v507 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
     const float v511 = __uint_as_float(v510);
     const float v512 = v511 - 8388608.0f;
-    const unsigned int v517 = v516 + v99;  // kernels/gemm/gemv_rows.hpp:72
-    const iron_f16x8 v2405 = *reinterpret_cast<const iron_f16x8*>(x + v517);  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v517 = v516 + v99;  // kernels/gemm/gemv_rows.hpp:75
+    const iron_f16x8 v2405 = *reinterpret_cast<const iron_f16x8*>(x + v517);  // kernels/gemm/gemv_rows.hpp:77
     const __half v520 = v2405.v[0];
     const __half v524 = v2405.v[1];
     const __half v528 = v2405.v[2];
@@ -327,7 +327,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
     const float v541 = __half2float(v540);
     const float v545 = __half2float(v544);
     const float v549 = __half2float(v548);
-    const float v551 = v2385;  // kernels/gemm/gemv_rows.hpp:76
+    const float v551 = v2385;  // kernels/gemm/gemv_rows.hpp:79
     const float v552 = v551 + v521;
     v2385 = v552;
     const float v554 = v2385;
@@ -351,11 +351,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
     const float v572 = v2385;
     const float v573 = v572 + v549;
     v2385 = v573;
-    const float v575 = v525 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:79
+    const float v575 = v525 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:82
     const float v577 = v533 * 0.00390625f;
     const float v579 = v541 * 0.00390625f;
     const float v581 = v549 * 0.00390625f;
-    const float v583 = v2369;  // kernels/gemm/gemv_rows.hpp:83
+    const float v583 = v2369;  // kernels/gemm/gemv_rows.hpp:86
     const float v584 = fmaf(v521, v263, v583);
     v2369 = v584;
     const float v585 = v2369;
@@ -451,10 +451,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
     const float v648 = v2381;
     const float v649 = fmaf(v581, v512, v648);
     v2381 = v649;
-    if (v652) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v655 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v652) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v655 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v656 = v655 + v99;
-      const iron_f16x8 v2389 = *reinterpret_cast<const iron_f16x8*>(x + v656);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f16x8 v2389 = *reinterpret_cast<const iron_f16x8*>(x + v656);  // kernels/gemm/gemv_rows.hpp:77
       const __half v659 = v2389.v[0];
       const __half v663 = v2389.v[1];
       const __half v667 = v2389.v[2];
@@ -471,7 +471,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v680 = __half2float(v679);
       const float v684 = __half2float(v683);
       const float v688 = __half2float(v687);
-      const float v690 = v2386;  // kernels/gemm/gemv_rows.hpp:76
+      const float v690 = v2386;  // kernels/gemm/gemv_rows.hpp:79
       const float v691 = v690 + v660;
       v2386 = v691;
       const float v693 = v2386;
@@ -495,11 +495,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v711 = v2386;
       const float v712 = v711 + v688;
       v2386 = v712;
-      const float v714 = v664 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v714 = v664 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v716 = v672 * 0.00390625f;
       const float v718 = v680 * 0.00390625f;
       const float v720 = v688 * 0.00390625f;
-      const float v722 = v2370;  // kernels/gemm/gemv_rows.hpp:83
+      const float v722 = v2370;  // kernels/gemm/gemv_rows.hpp:86
       const float v723 = fmaf(v660, v263, v722);
       v2370 = v723;
       const float v724 = v2370;
@@ -596,10 +596,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v788 = fmaf(v720, v512, v787);
       v2382 = v788;
     }
-    if (v791) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v794 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v791) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v794 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v795 = v794 + v99;
-      const iron_f16x8 v2390 = *reinterpret_cast<const iron_f16x8*>(x + v795);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f16x8 v2390 = *reinterpret_cast<const iron_f16x8*>(x + v795);  // kernels/gemm/gemv_rows.hpp:77
       const __half v798 = v2390.v[0];
       const __half v802 = v2390.v[1];
       const __half v806 = v2390.v[2];
@@ -616,7 +616,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v819 = __half2float(v818);
       const float v823 = __half2float(v822);
       const float v827 = __half2float(v826);
-      const float v829 = v2387;  // kernels/gemm/gemv_rows.hpp:76
+      const float v829 = v2387;  // kernels/gemm/gemv_rows.hpp:79
       const float v830 = v829 + v799;
       v2387 = v830;
       const float v832 = v2387;
@@ -640,11 +640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v850 = v2387;
       const float v851 = v850 + v827;
       v2387 = v851;
-      const float v853 = v803 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v853 = v803 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v855 = v811 * 0.00390625f;
       const float v857 = v819 * 0.00390625f;
       const float v859 = v827 * 0.00390625f;
-      const float v861 = v2371;  // kernels/gemm/gemv_rows.hpp:83
+      const float v861 = v2371;  // kernels/gemm/gemv_rows.hpp:86
       const float v862 = fmaf(v799, v263, v861);
       v2371 = v862;
       const float v863 = v2371;
@@ -741,10 +741,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v927 = fmaf(v859, v512, v926);
       v2383 = v927;
     }
-    if (v930) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v933 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v930) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v933 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v934 = v933 + v99;
-      const iron_f16x8 v2391 = *reinterpret_cast<const iron_f16x8*>(x + v934);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f16x8 v2391 = *reinterpret_cast<const iron_f16x8*>(x + v934);  // kernels/gemm/gemv_rows.hpp:77
       const __half v937 = v2391.v[0];
       const __half v941 = v2391.v[1];
       const __half v945 = v2391.v[2];
@@ -761,7 +761,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v958 = __half2float(v957);
       const float v962 = __half2float(v961);
       const float v966 = __half2float(v965);
-      const float v968 = v2388;  // kernels/gemm/gemv_rows.hpp:76
+      const float v968 = v2388;  // kernels/gemm/gemv_rows.hpp:79
       const float v969 = v968 + v938;
       v2388 = v969;
       const float v971 = v2388;
@@ -785,11 +785,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v989 = v2388;
       const float v990 = v989 + v966;
       v2388 = v990;
-      const float v992 = v942 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v992 = v942 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v994 = v950 * 0.00390625f;
       const float v996 = v958 * 0.00390625f;
       const float v998 = v966 * 0.00390625f;
-      const float v1000 = v2372;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1000 = v2372;  // kernels/gemm/gemv_rows.hpp:86
       const float v1001 = fmaf(v938, v263, v1000);
       v2372 = v1001;
       const float v1002 = v2372;
@@ -1022,7 +1022,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
     const unsigned int v1320 = v1317 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
     const float v1321 = __uint_as_float(v1320);
     const float v1322 = v1321 - 8388608.0f;
-    const unsigned int v1329 = v517 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v1329 = v517 + 8u;  // kernels/gemm/gemv_rows.hpp:77
     const iron_f16x8 v2408 = *reinterpret_cast<const iron_f16x8*>(x + v1329);
     const __half v1330 = v2408.v[0];
     const __half v1334 = v2408.v[1];
@@ -1040,7 +1040,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
     const float v1351 = __half2float(v1350);
     const float v1355 = __half2float(v1354);
     const float v1359 = __half2float(v1358);
-    const float v1361 = v2385;  // kernels/gemm/gemv_rows.hpp:76
+    const float v1361 = v2385;  // kernels/gemm/gemv_rows.hpp:79
     const float v1362 = v1361 + v1331;
     v2385 = v1362;
     const float v1364 = v2385;
@@ -1064,11 +1064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
     const float v1382 = v2385;
     const float v1383 = v1382 + v1359;
     v2385 = v1383;
-    const float v1385 = v1335 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:79
+    const float v1385 = v1335 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:82
     const float v1387 = v1343 * 0.00390625f;
     const float v1389 = v1351 * 0.00390625f;
     const float v1391 = v1359 * 0.00390625f;
-    const float v1393 = v2369;  // kernels/gemm/gemv_rows.hpp:83
+    const float v1393 = v2369;  // kernels/gemm/gemv_rows.hpp:86
     const float v1394 = fmaf(v1331, v1073, v1393);
     v2369 = v1394;
     const float v1395 = v2369;
@@ -1164,10 +1164,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
     const float v1458 = v2381;
     const float v1459 = fmaf(v1391, v1322, v1458);
     v2381 = v1459;
-    if (v652) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1465 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v652) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1465 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1466 = v1465 + v99;
-      const unsigned int v1468 = v1466 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v1468 = v1466 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v2394 = *reinterpret_cast<const iron_f16x8*>(x + v1468);
       const __half v1469 = v2394.v[0];
       const __half v1473 = v2394.v[1];
@@ -1185,7 +1185,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v1490 = __half2float(v1489);
       const float v1494 = __half2float(v1493);
       const float v1498 = __half2float(v1497);
-      const float v1500 = v2386;  // kernels/gemm/gemv_rows.hpp:76
+      const float v1500 = v2386;  // kernels/gemm/gemv_rows.hpp:79
       const float v1501 = v1500 + v1470;
       v2386 = v1501;
       const float v1503 = v2386;
@@ -1209,11 +1209,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v1521 = v2386;
       const float v1522 = v1521 + v1498;
       v2386 = v1522;
-      const float v1524 = v1474 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1524 = v1474 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1526 = v1482 * 0.00390625f;
       const float v1528 = v1490 * 0.00390625f;
       const float v1530 = v1498 * 0.00390625f;
-      const float v1532 = v2370;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1532 = v2370;  // kernels/gemm/gemv_rows.hpp:86
       const float v1533 = fmaf(v1470, v1073, v1532);
       v2370 = v1533;
       const float v1534 = v2370;
@@ -1310,10 +1310,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v1598 = fmaf(v1530, v1322, v1597);
       v2382 = v1598;
     }
-    if (v791) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1604 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v791) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1604 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1605 = v1604 + v99;
-      const unsigned int v1607 = v1605 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v1607 = v1605 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v2397 = *reinterpret_cast<const iron_f16x8*>(x + v1607);
       const __half v1608 = v2397.v[0];
       const __half v1612 = v2397.v[1];
@@ -1331,7 +1331,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v1629 = __half2float(v1628);
       const float v1633 = __half2float(v1632);
       const float v1637 = __half2float(v1636);
-      const float v1639 = v2387;  // kernels/gemm/gemv_rows.hpp:76
+      const float v1639 = v2387;  // kernels/gemm/gemv_rows.hpp:79
       const float v1640 = v1639 + v1609;
       v2387 = v1640;
       const float v1642 = v2387;
@@ -1355,11 +1355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v1660 = v2387;
       const float v1661 = v1660 + v1637;
       v2387 = v1661;
-      const float v1663 = v1613 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1663 = v1613 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1665 = v1621 * 0.00390625f;
       const float v1667 = v1629 * 0.00390625f;
       const float v1669 = v1637 * 0.00390625f;
-      const float v1671 = v2371;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1671 = v2371;  // kernels/gemm/gemv_rows.hpp:86
       const float v1672 = fmaf(v1609, v1073, v1671);
       v2371 = v1672;
       const float v1673 = v2371;
@@ -1456,10 +1456,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v1737 = fmaf(v1669, v1322, v1736);
       v2383 = v1737;
     }
-    if (v930) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1743 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v930) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1743 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1744 = v1743 + v99;
-      const unsigned int v1746 = v1744 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v1746 = v1744 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f16x8 v2400 = *reinterpret_cast<const iron_f16x8*>(x + v1746);
       const __half v1747 = v2400.v[0];
       const __half v1751 = v2400.v[1];
@@ -1477,7 +1477,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v1768 = __half2float(v1767);
       const float v1772 = __half2float(v1771);
       const float v1776 = __half2float(v1775);
-      const float v1778 = v2388;  // kernels/gemm/gemv_rows.hpp:76
+      const float v1778 = v2388;  // kernels/gemm/gemv_rows.hpp:79
       const float v1779 = v1778 + v1748;
       v2388 = v1779;
       const float v1781 = v2388;
@@ -1501,11 +1501,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v1799 = v2388;
       const float v1800 = v1799 + v1776;
       v2388 = v1800;
-      const float v1802 = v1752 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:79
+      const float v1802 = v1752 * 0.00390625f;  // kernels/gemm/gemv_rows.hpp:82
       const float v1804 = v1760 * 0.00390625f;
       const float v1806 = v1768 * 0.00390625f;
       const float v1808 = v1776 * 0.00390625f;
-      const float v1810 = v2372;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1810 = v2372;  // kernels/gemm/gemv_rows.hpp:86
       const float v1811 = fmaf(v1748, v1073, v1810);
       v2372 = v1811;
       const float v1812 = v2372;
@@ -1602,188 +1602,188 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v1876 = fmaf(v1808, v1322, v1875);
       v2384 = v1876;
     }
-    const float v1879 = v2385;  // kernels/gemm/gemv_rows.hpp:91
+    const float v1879 = v2385;  // kernels/gemm/gemv_rows.hpp:94
     const float v1881 = v2369;
     const float v1882 = v108 * v1879;  // kernels/gemm/gemv.cpp:125
     const float v1883 = fmaf(v106, v1881, v1882);
-    const float v1885 = v2353;  // kernels/gemm/gemv_rows.hpp:91
+    const float v1885 = v2353;  // kernels/gemm/gemv_rows.hpp:94
     const float v1886 = v1885 + v1883;
     v2353 = v1886;
     const float v1888 = v2385;
     const float v1890 = v2373;
     const float v1891 = v156 * v1888;  // kernels/gemm/gemv.cpp:125
     const float v1892 = fmaf(v154, v1890, v1891);
-    const float v1894 = v2357;  // kernels/gemm/gemv_rows.hpp:91
+    const float v1894 = v2357;  // kernels/gemm/gemv_rows.hpp:94
     const float v1895 = v1894 + v1892;
     v2357 = v1895;
     const float v1897 = v2385;
     const float v1899 = v2377;
     const float v1900 = v204 * v1897;  // kernels/gemm/gemv.cpp:125
     const float v1901 = fmaf(v202, v1899, v1900);
-    const float v1903 = v2361;  // kernels/gemm/gemv_rows.hpp:91
+    const float v1903 = v2361;  // kernels/gemm/gemv_rows.hpp:94
     const float v1904 = v1903 + v1901;
     v2361 = v1904;
     const float v1906 = v2385;
     const float v1908 = v2381;
     const float v1909 = v252 * v1906;  // kernels/gemm/gemv.cpp:125
     const float v1910 = fmaf(v250, v1908, v1909);
-    const float v1912 = v2365;  // kernels/gemm/gemv_rows.hpp:91
+    const float v1912 = v2365;  // kernels/gemm/gemv_rows.hpp:94
     const float v1913 = v1912 + v1910;
     v2365 = v1913;
-    if (v652) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v1918 = v2386;  // kernels/gemm/gemv_rows.hpp:91
+    if (v652) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v1918 = v2386;  // kernels/gemm/gemv_rows.hpp:94
       const float v1920 = v2370;
       const float v1921 = v108 * v1918;  // kernels/gemm/gemv.cpp:125
       const float v1922 = fmaf(v106, v1920, v1921);
-      const float v1924 = v2354;  // kernels/gemm/gemv_rows.hpp:91
+      const float v1924 = v2354;  // kernels/gemm/gemv_rows.hpp:94
       const float v1925 = v1924 + v1922;
       v2354 = v1925;
       const float v1927 = v2386;
       const float v1929 = v2374;
       const float v1930 = v156 * v1927;  // kernels/gemm/gemv.cpp:125
       const float v1931 = fmaf(v154, v1929, v1930);
-      const float v1933 = v2358;  // kernels/gemm/gemv_rows.hpp:91
+      const float v1933 = v2358;  // kernels/gemm/gemv_rows.hpp:94
       const float v1934 = v1933 + v1931;
       v2358 = v1934;
       const float v1936 = v2386;
       const float v1938 = v2378;
       const float v1939 = v204 * v1936;  // kernels/gemm/gemv.cpp:125
       const float v1940 = fmaf(v202, v1938, v1939);
-      const float v1942 = v2362;  // kernels/gemm/gemv_rows.hpp:91
+      const float v1942 = v2362;  // kernels/gemm/gemv_rows.hpp:94
       const float v1943 = v1942 + v1940;
       v2362 = v1943;
       const float v1945 = v2386;
       const float v1947 = v2382;
       const float v1948 = v252 * v1945;  // kernels/gemm/gemv.cpp:125
       const float v1949 = fmaf(v250, v1947, v1948);
-      const float v1951 = v2366;  // kernels/gemm/gemv_rows.hpp:91
+      const float v1951 = v2366;  // kernels/gemm/gemv_rows.hpp:94
       const float v1952 = v1951 + v1949;
       v2366 = v1952;
     }
-    if (v791) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v1957 = v2387;  // kernels/gemm/gemv_rows.hpp:91
+    if (v791) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v1957 = v2387;  // kernels/gemm/gemv_rows.hpp:94
       const float v1959 = v2371;
       const float v1960 = v108 * v1957;  // kernels/gemm/gemv.cpp:125
       const float v1961 = fmaf(v106, v1959, v1960);
-      const float v1963 = v2355;  // kernels/gemm/gemv_rows.hpp:91
+      const float v1963 = v2355;  // kernels/gemm/gemv_rows.hpp:94
       const float v1964 = v1963 + v1961;
       v2355 = v1964;
       const float v1966 = v2387;
       const float v1968 = v2375;
       const float v1969 = v156 * v1966;  // kernels/gemm/gemv.cpp:125
       const float v1970 = fmaf(v154, v1968, v1969);
-      const float v1972 = v2359;  // kernels/gemm/gemv_rows.hpp:91
+      const float v1972 = v2359;  // kernels/gemm/gemv_rows.hpp:94
       const float v1973 = v1972 + v1970;
       v2359 = v1973;
       const float v1975 = v2387;
       const float v1977 = v2379;
       const float v1978 = v204 * v1975;  // kernels/gemm/gemv.cpp:125
       const float v1979 = fmaf(v202, v1977, v1978);
-      const float v1981 = v2363;  // kernels/gemm/gemv_rows.hpp:91
+      const float v1981 = v2363;  // kernels/gemm/gemv_rows.hpp:94
       const float v1982 = v1981 + v1979;
       v2363 = v1982;
       const float v1984 = v2387;
       const float v1986 = v2383;
       const float v1987 = v252 * v1984;  // kernels/gemm/gemv.cpp:125
       const float v1988 = fmaf(v250, v1986, v1987);
-      const float v1990 = v2367;  // kernels/gemm/gemv_rows.hpp:91
+      const float v1990 = v2367;  // kernels/gemm/gemv_rows.hpp:94
       const float v1991 = v1990 + v1988;
       v2367 = v1991;
     }
-    if (v930) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v1996 = v2388;  // kernels/gemm/gemv_rows.hpp:91
+    if (v930) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v1996 = v2388;  // kernels/gemm/gemv_rows.hpp:94
       const float v1998 = v2372;
       const float v1999 = v108 * v1996;  // kernels/gemm/gemv.cpp:125
       const float v2000 = fmaf(v106, v1998, v1999);
-      const float v2002 = v2356;  // kernels/gemm/gemv_rows.hpp:91
+      const float v2002 = v2356;  // kernels/gemm/gemv_rows.hpp:94
       const float v2003 = v2002 + v2000;
       v2356 = v2003;
       const float v2005 = v2388;
       const float v2007 = v2376;
       const float v2008 = v156 * v2005;  // kernels/gemm/gemv.cpp:125
       const float v2009 = fmaf(v154, v2007, v2008);
-      const float v2011 = v2360;  // kernels/gemm/gemv_rows.hpp:91
+      const float v2011 = v2360;  // kernels/gemm/gemv_rows.hpp:94
       const float v2012 = v2011 + v2009;
       v2360 = v2012;
       const float v2014 = v2388;
       const float v2016 = v2380;
       const float v2017 = v204 * v2014;  // kernels/gemm/gemv.cpp:125
       const float v2018 = fmaf(v202, v2016, v2017);
-      const float v2020 = v2364;  // kernels/gemm/gemv_rows.hpp:91
+      const float v2020 = v2364;  // kernels/gemm/gemv_rows.hpp:94
       const float v2021 = v2020 + v2018;
       v2364 = v2021;
       const float v2023 = v2388;
       const float v2025 = v2384;
       const float v2026 = v252 * v2023;  // kernels/gemm/gemv.cpp:125
       const float v2027 = fmaf(v250, v2025, v2026);
-      const float v2029 = v2368;  // kernels/gemm/gemv_rows.hpp:91
+      const float v2029 = v2368;  // kernels/gemm/gemv_rows.hpp:94
       const float v2030 = v2029 + v2027;
       v2368 = v2030;
     }
   }
-  const float v2033 = v2353;  // kernels/gemm/gemv_rows.hpp:122
+  const float v2033 = v2353;  // kernels/gemm/gemv_rows.hpp:125
   const float v2034 = iron_simd_sum(v2033);
-  const unsigned int v2036 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:123
+  const unsigned int v2036 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:126
   const bool v2037 = v2036 == 0u;
   if (v2037) {
     const unsigned int v2041 = iron_linear_thread() >> 5;
     const unsigned int v2042 = v2041 << 4u;
     shm0[v2042] = v2034;
   }
-  const float v2046 = v2357;  // kernels/gemm/gemv_rows.hpp:122
+  const float v2046 = v2357;  // kernels/gemm/gemv_rows.hpp:125
   const float v2047 = iron_simd_sum(v2046);
-  if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v2054 = iron_linear_thread() >> 5;
     const unsigned int v2055 = v2054 << 4u;
     const unsigned int v2056 = v2055 + 4u;
     shm0[v2056] = v2047;
   }
-  const float v2059 = v2361;  // kernels/gemm/gemv_rows.hpp:122
+  const float v2059 = v2361;  // kernels/gemm/gemv_rows.hpp:125
   const float v2060 = iron_simd_sum(v2059);
-  if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v2067 = iron_linear_thread() >> 5;
     const unsigned int v2068 = v2067 << 4u;
     const unsigned int v2069 = v2068 + 8u;
     shm0[v2069] = v2060;
   }
-  const float v2072 = v2365;  // kernels/gemm/gemv_rows.hpp:122
+  const float v2072 = v2365;  // kernels/gemm/gemv_rows.hpp:125
   const float v2073 = iron_simd_sum(v2072);
-  if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v2080 = iron_linear_thread() >> 5;
     const unsigned int v2081 = v2080 << 4u;
     const unsigned int v2082 = v2081 + 12u;
     shm0[v2082] = v2073;
   }
-  if (v652) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v2088 = v2354;  // kernels/gemm/gemv_rows.hpp:122
+  if (v652) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v2088 = v2354;  // kernels/gemm/gemv_rows.hpp:125
     const float v2089 = iron_simd_sum(v2088);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2096 = iron_linear_thread() >> 5;
       const unsigned int v2097 = v2096 << 4u;
       const unsigned int v2099 = v2097 + 1u;
       shm0[v2099] = v2089;
     }
-    const float v2101 = v2358;  // kernels/gemm/gemv_rows.hpp:122
+    const float v2101 = v2358;  // kernels/gemm/gemv_rows.hpp:125
     const float v2102 = iron_simd_sum(v2101);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2109 = iron_linear_thread() >> 5;
       const unsigned int v2110 = v2109 << 4u;
       const unsigned int v2111 = v2110 + 4u;
       const unsigned int v2112 = v2111 + 1u;
       shm0[v2112] = v2102;
     }
-    const float v2114 = v2362;  // kernels/gemm/gemv_rows.hpp:122
+    const float v2114 = v2362;  // kernels/gemm/gemv_rows.hpp:125
     const float v2115 = iron_simd_sum(v2114);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2122 = iron_linear_thread() >> 5;
       const unsigned int v2123 = v2122 << 4u;
       const unsigned int v2124 = v2123 + 8u;
       const unsigned int v2125 = v2124 + 1u;
       shm0[v2125] = v2115;
     }
-    const float v2127 = v2366;  // kernels/gemm/gemv_rows.hpp:122
+    const float v2127 = v2366;  // kernels/gemm/gemv_rows.hpp:125
     const float v2128 = iron_simd_sum(v2127);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2135 = iron_linear_thread() >> 5;
       const unsigned int v2136 = v2135 << 4u;
       const unsigned int v2137 = v2136 + 12u;
@@ -1791,36 +1791,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       shm0[v2138] = v2128;
     }
   }
-  if (v791) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v2143 = v2355;  // kernels/gemm/gemv_rows.hpp:122
+  if (v791) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v2143 = v2355;  // kernels/gemm/gemv_rows.hpp:125
     const float v2144 = iron_simd_sum(v2143);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2151 = iron_linear_thread() >> 5;
       const unsigned int v2152 = v2151 << 4u;
       const unsigned int v2154 = v2152 + 2u;
       shm0[v2154] = v2144;
     }
-    const float v2156 = v2359;  // kernels/gemm/gemv_rows.hpp:122
+    const float v2156 = v2359;  // kernels/gemm/gemv_rows.hpp:125
     const float v2157 = iron_simd_sum(v2156);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2164 = iron_linear_thread() >> 5;
       const unsigned int v2165 = v2164 << 4u;
       const unsigned int v2166 = v2165 + 4u;
       const unsigned int v2167 = v2166 + 2u;
       shm0[v2167] = v2157;
     }
-    const float v2169 = v2363;  // kernels/gemm/gemv_rows.hpp:122
+    const float v2169 = v2363;  // kernels/gemm/gemv_rows.hpp:125
     const float v2170 = iron_simd_sum(v2169);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2177 = iron_linear_thread() >> 5;
       const unsigned int v2178 = v2177 << 4u;
       const unsigned int v2179 = v2178 + 8u;
       const unsigned int v2180 = v2179 + 2u;
       shm0[v2180] = v2170;
     }
-    const float v2182 = v2367;  // kernels/gemm/gemv_rows.hpp:122
+    const float v2182 = v2367;  // kernels/gemm/gemv_rows.hpp:125
     const float v2183 = iron_simd_sum(v2182);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2190 = iron_linear_thread() >> 5;
       const unsigned int v2191 = v2190 << 4u;
       const unsigned int v2192 = v2191 + 12u;
@@ -1828,36 +1828,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       shm0[v2193] = v2183;
     }
   }
-  if (v930) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v2198 = v2356;  // kernels/gemm/gemv_rows.hpp:122
+  if (v930) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v2198 = v2356;  // kernels/gemm/gemv_rows.hpp:125
     const float v2199 = iron_simd_sum(v2198);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2206 = iron_linear_thread() >> 5;
       const unsigned int v2207 = v2206 << 4u;
       const unsigned int v2209 = v2207 + 3u;
       shm0[v2209] = v2199;
     }
-    const float v2211 = v2360;  // kernels/gemm/gemv_rows.hpp:122
+    const float v2211 = v2360;  // kernels/gemm/gemv_rows.hpp:125
     const float v2212 = iron_simd_sum(v2211);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2219 = iron_linear_thread() >> 5;
       const unsigned int v2220 = v2219 << 4u;
       const unsigned int v2221 = v2220 + 4u;
       const unsigned int v2222 = v2221 + 3u;
       shm0[v2222] = v2212;
     }
-    const float v2224 = v2364;  // kernels/gemm/gemv_rows.hpp:122
+    const float v2224 = v2364;  // kernels/gemm/gemv_rows.hpp:125
     const float v2225 = iron_simd_sum(v2224);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2232 = iron_linear_thread() >> 5;
       const unsigned int v2233 = v2232 << 4u;
       const unsigned int v2234 = v2233 + 8u;
       const unsigned int v2235 = v2234 + 3u;
       shm0[v2235] = v2225;
     }
-    const float v2237 = v2368;  // kernels/gemm/gemv_rows.hpp:122
+    const float v2237 = v2368;  // kernels/gemm/gemv_rows.hpp:125
     const float v2238 = iron_simd_sum(v2237);
-    if (v2037) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v2037) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v2245 = iron_linear_thread() >> 5;
       const unsigned int v2246 = v2245 << 4u;
       const unsigned int v2247 = v2246 + 12u;
@@ -1865,20 +1865,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       shm0[v2248] = v2238;
     }
   }
-  __syncthreads();  // kernels/gemm/gemv_rows.hpp:127
-  const unsigned int v2251 = v59 >> 2u;  // kernels/gemm/gemv_rows.hpp:129
+  __syncthreads();  // kernels/gemm/gemv_rows.hpp:130
+  const unsigned int v2251 = v59 >> 2u;  // kernels/gemm/gemv_rows.hpp:132
   const unsigned int v2252 = v12 + v2251;
-  const unsigned int v2254 = v59 & 3u;  // kernels/gemm/gemv_rows.hpp:130
+  const unsigned int v2254 = v59 & 3u;  // kernels/gemm/gemv_rows.hpp:133
   const unsigned int v2255 = v15 + v2254;
-  const bool v2257 = v59 < 16u;  // kernels/gemm/gemv_rows.hpp:131
+  const bool v2257 = v59 < 16u;  // kernels/gemm/gemv_rows.hpp:134
   const bool v2258 = v2252 < v1;
   const bool v2259 = v2257 && v2258;
   const bool v2260 = v2255 < v0;
   const bool v2261 = v2259 && v2260;
   if (v2261) {
-    const float v2262 = shm0[v59];  // kernels/gemm/gemv_rows.hpp:132
+    const float v2262 = shm0[v59];  // kernels/gemm/gemv_rows.hpp:135
     float v2263 = v2262;
-    const unsigned int v2264 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:133
+    const unsigned int v2264 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:136
 
     for (unsigned int v2267 = 1u; v2267 < v2264; v2267 += 1u) {
       const unsigned int v2269 = v2267 << 4u;
@@ -1888,7 +1888,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g32_f16(
       const float v2273 = v2272 + v2271;
       v2263 = v2273;
     }
-    const float v2274 = v2263;  // kernels/gemm/gemv_rows.hpp:134
+    const float v2274 = v2263;  // kernels/gemm/gemv_rows.hpp:137
     const __half v2275 = __float2half_rn(v2274);
     const unsigned int v2276 = v2255 * v1;
     const unsigned int v2277 = v2276 + v2252;

@@ -57,14 +57,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
   float v1444 = 0.0f;
   float v1445 = 0.0f;
   float v1446 = 0.0f;
-  const unsigned int v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:39
+  const unsigned int v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:42
   const unsigned int v8 = v7 >> 2u;
-  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:40
-  const unsigned int v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:41
+  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:43
+  const unsigned int v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:44
   const unsigned int v12 = v11 << 2u;
   const unsigned int v14 = v9 % v8;
   const unsigned int v15 = v14 << 2u;
-  const unsigned int v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:42
+  const unsigned int v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:45
   const unsigned int v20 = min(v12, v17);
   const unsigned int v24 = v12 + 1u;
   const unsigned int v25 = min(v24, v17);
@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
   const unsigned int v30 = min(v29, v17);
   const unsigned int v34 = v12 + 3u;
   const unsigned int v35 = min(v34, v17);
-  const unsigned int v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:43
+  const unsigned int v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:46
   const unsigned int v40 = min(v15, v37);
   const unsigned int v44 = v15 + 1u;
   const unsigned int v45 = min(v44, v37);
@@ -84,18 +84,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
   const bool v59 = v58 == 0u;
   if (v59) {
     const unsigned int v61 = v2 >> 3u;  // kernels/gemm/gemv.cpp:177
-    const unsigned int v62 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:103
+    const unsigned int v62 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:106
     const unsigned int v63 = threadIdx.x;
     const unsigned int v68 = v20 * v2;  // kernels/gemm/gemv.cpp:61
     const unsigned int v124 = v25 * v2;
     const unsigned int v180 = v30 * v2;
     const unsigned int v236 = v35 * v2;
-    const unsigned int v328 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:72
-    const bool v432 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
+    const unsigned int v328 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:75
+    const bool v432 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
     const bool v539 = v49 < v0;
     const bool v646 = v54 < v0;
 
-    for (unsigned int v64 = v63; v64 < v61; v64 += v62) {  // kernels/gemm/gemv_rows.hpp:103
+    for (unsigned int v64 = v63; v64 < v61; v64 += v62) {  // kernels/gemm/gemv_rows.hpp:106
       const unsigned int v67 = v64 << 3u;  // kernels/gemm/gemv.cpp:61
       const unsigned int v69 = v68 + v67;
       const iron_f16x8 v1490 = *reinterpret_cast<const iron_f16x8*>(w + v69);
@@ -137,7 +137,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const __half v274 = v1493.v[5];
       const __half v281 = v1493.v[6];
       const __half v288 = v1493.v[7];
-      float v1447 = 0.0f;  // kernels/gemm/gemv_rows.hpp:64
+      float v1447 = 0.0f;  // kernels/gemm/gemv_rows.hpp:67
       float v1448 = 0.0f;
       float v1449 = 0.0f;
       float v1450 = 0.0f;
@@ -185,8 +185,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v322 = __half2float(v274);
       const float v323 = __half2float(v281);
       const float v324 = __half2float(v288);
-      const unsigned int v329 = v328 + v67;  // kernels/gemm/gemv_rows.hpp:72
-      const iron_f16x8 v1494 = *reinterpret_cast<const iron_f16x8*>(x + v329);  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v329 = v328 + v67;  // kernels/gemm/gemv_rows.hpp:75
+      const iron_f16x8 v1494 = *reinterpret_cast<const iron_f16x8*>(x + v329);  // kernels/gemm/gemv_rows.hpp:77
       const __half v332 = v1494.v[0];
       const __half v336 = v1494.v[1];
       const __half v340 = v1494.v[2];
@@ -203,7 +203,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v353 = __half2float(v352);
       const float v357 = __half2float(v356);
       const float v361 = __half2float(v360);
-      const float v363 = v1447;  // kernels/gemm/gemv_rows.hpp:83
+      const float v363 = v1447;  // kernels/gemm/gemv_rows.hpp:86
       const float v364 = fmaf(v333, v293, v363);
       v1447 = v364;
       const float v365 = v1447;
@@ -299,10 +299,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v428 = v1459;
       const float v429 = fmaf(v361, v324, v428);
       v1459 = v429;
-      if (v432) {  // kernels/gemm/gemv_rows.hpp:70
-        const unsigned int v435 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v432) {  // kernels/gemm/gemv_rows.hpp:73
+        const unsigned int v435 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const unsigned int v436 = v435 + v67;
-        const iron_f16x8 v1487 = *reinterpret_cast<const iron_f16x8*>(x + v436);  // kernels/gemm/gemv_rows.hpp:74
+        const iron_f16x8 v1487 = *reinterpret_cast<const iron_f16x8*>(x + v436);  // kernels/gemm/gemv_rows.hpp:77
         const __half v439 = v1487.v[0];
         const __half v443 = v1487.v[1];
         const __half v447 = v1487.v[2];
@@ -319,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v460 = __half2float(v459);
         const float v464 = __half2float(v463);
         const float v468 = __half2float(v467);
-        const float v470 = v1448;  // kernels/gemm/gemv_rows.hpp:83
+        const float v470 = v1448;  // kernels/gemm/gemv_rows.hpp:86
         const float v471 = fmaf(v440, v293, v470);
         v1448 = v471;
         const float v472 = v1448;
@@ -416,10 +416,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v536 = fmaf(v468, v324, v535);
         v1460 = v536;
       }
-      if (v539) {  // kernels/gemm/gemv_rows.hpp:70
-        const unsigned int v542 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v539) {  // kernels/gemm/gemv_rows.hpp:73
+        const unsigned int v542 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const unsigned int v543 = v542 + v67;
-        const iron_f16x8 v1488 = *reinterpret_cast<const iron_f16x8*>(x + v543);  // kernels/gemm/gemv_rows.hpp:74
+        const iron_f16x8 v1488 = *reinterpret_cast<const iron_f16x8*>(x + v543);  // kernels/gemm/gemv_rows.hpp:77
         const __half v546 = v1488.v[0];
         const __half v550 = v1488.v[1];
         const __half v554 = v1488.v[2];
@@ -436,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v567 = __half2float(v566);
         const float v571 = __half2float(v570);
         const float v575 = __half2float(v574);
-        const float v577 = v1449;  // kernels/gemm/gemv_rows.hpp:83
+        const float v577 = v1449;  // kernels/gemm/gemv_rows.hpp:86
         const float v578 = fmaf(v547, v293, v577);
         v1449 = v578;
         const float v579 = v1449;
@@ -533,10 +533,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v643 = fmaf(v575, v324, v642);
         v1461 = v643;
       }
-      if (v646) {  // kernels/gemm/gemv_rows.hpp:70
-        const unsigned int v649 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v646) {  // kernels/gemm/gemv_rows.hpp:73
+        const unsigned int v649 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const unsigned int v650 = v649 + v67;
-        const iron_f16x8 v1489 = *reinterpret_cast<const iron_f16x8*>(x + v650);  // kernels/gemm/gemv_rows.hpp:74
+        const iron_f16x8 v1489 = *reinterpret_cast<const iron_f16x8*>(x + v650);  // kernels/gemm/gemv_rows.hpp:77
         const __half v653 = v1489.v[0];
         const __half v657 = v1489.v[1];
         const __half v661 = v1489.v[2];
@@ -553,7 +553,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v674 = __half2float(v673);
         const float v678 = __half2float(v677);
         const float v682 = __half2float(v681);
-        const float v684 = v1450;  // kernels/gemm/gemv_rows.hpp:83
+        const float v684 = v1450;  // kernels/gemm/gemv_rows.hpp:86
         const float v685 = fmaf(v654, v293, v684);
         v1450 = v685;
         const float v686 = v1450;
@@ -650,7 +650,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v750 = fmaf(v682, v324, v749);
         v1462 = v750;
       }
-      const float v755 = v1447;  // kernels/gemm/gemv_rows.hpp:91
+      const float v755 = v1447;  // kernels/gemm/gemv_rows.hpp:94
       const float v757 = v1431;
       const float v758 = v757 + v755;
       v1431 = v758;
@@ -666,8 +666,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v778 = v1443;
       const float v779 = v778 + v776;
       v1443 = v779;
-      if (v432) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v786 = v1448;  // kernels/gemm/gemv_rows.hpp:91
+      if (v432) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v786 = v1448;  // kernels/gemm/gemv_rows.hpp:94
         const float v788 = v1432;
         const float v789 = v788 + v786;
         v1432 = v789;
@@ -684,8 +684,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v810 = v809 + v807;
         v1444 = v810;
       }
-      if (v539) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v817 = v1449;  // kernels/gemm/gemv_rows.hpp:91
+      if (v539) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v817 = v1449;  // kernels/gemm/gemv_rows.hpp:94
         const float v819 = v1433;
         const float v820 = v819 + v817;
         v1433 = v820;
@@ -702,8 +702,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v841 = v840 + v838;
         v1445 = v841;
       }
-      if (v646) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v848 = v1450;  // kernels/gemm/gemv_rows.hpp:91
+      if (v646) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v848 = v1450;  // kernels/gemm/gemv_rows.hpp:94
         const float v850 = v1434;
         const float v851 = v850 + v848;
         v1434 = v851;
@@ -722,18 +722,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       }
     }
   } else {
-    const unsigned int v873 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:103
+    const unsigned int v873 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:106
     const unsigned int v874 = threadIdx.x;
     const unsigned int v879 = v20 * v2;  // kernels/gemm/gemv.cpp:61
     const unsigned int v886 = v25 * v2;
     const unsigned int v893 = v30 * v2;
     const unsigned int v900 = v35 * v2;
-    const unsigned int v915 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:72
-    const bool v935 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
+    const unsigned int v915 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:75
+    const bool v935 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
     const bool v958 = v49 < v0;
     const bool v981 = v54 < v0;
 
-    for (unsigned int v875 = v874; v875 < v2; v875 += v873) {  // kernels/gemm/gemv_rows.hpp:103
+    for (unsigned int v875 = v874; v875 < v2; v875 += v873) {  // kernels/gemm/gemv_rows.hpp:106
       const unsigned int v880 = v879 + v875;  // kernels/gemm/gemv.cpp:61
       const __half v882 = w[v880];
       const unsigned int v887 = v886 + v875;
@@ -742,7 +742,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const __half v896 = w[v894];
       const unsigned int v901 = v900 + v875;
       const __half v903 = w[v901];
-      float v1467 = 0.0f;  // kernels/gemm/gemv_rows.hpp:64
+      float v1467 = 0.0f;  // kernels/gemm/gemv_rows.hpp:67
       float v1468 = 0.0f;
       float v1469 = 0.0f;
       float v1470 = 0.0f;
@@ -762,10 +762,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v909 = __half2float(v889);
       const float v910 = __half2float(v896);
       const float v911 = __half2float(v903);
-      const unsigned int v916 = v915 + v875;  // kernels/gemm/gemv_rows.hpp:72
-      const __half v919 = x[v916];  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v916 = v915 + v875;  // kernels/gemm/gemv_rows.hpp:75
+      const __half v919 = x[v916];  // kernels/gemm/gemv_rows.hpp:77
       const float v920 = __half2float(v919);
-      const float v922 = v1467;  // kernels/gemm/gemv_rows.hpp:83
+      const float v922 = v1467;  // kernels/gemm/gemv_rows.hpp:86
       const float v923 = fmaf(v920, v908, v922);
       v1467 = v923;
       const float v925 = v1471;
@@ -777,12 +777,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v931 = v1479;
       const float v932 = fmaf(v920, v911, v931);
       v1479 = v932;
-      if (v935) {  // kernels/gemm/gemv_rows.hpp:70
-        const unsigned int v938 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v935) {  // kernels/gemm/gemv_rows.hpp:73
+        const unsigned int v938 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const unsigned int v939 = v938 + v875;
-        const __half v942 = x[v939];  // kernels/gemm/gemv_rows.hpp:74
+        const __half v942 = x[v939];  // kernels/gemm/gemv_rows.hpp:77
         const float v943 = __half2float(v942);
-        const float v945 = v1468;  // kernels/gemm/gemv_rows.hpp:83
+        const float v945 = v1468;  // kernels/gemm/gemv_rows.hpp:86
         const float v946 = fmaf(v943, v908, v945);
         v1468 = v946;
         const float v948 = v1472;
@@ -795,12 +795,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v955 = fmaf(v943, v911, v954);
         v1480 = v955;
       }
-      if (v958) {  // kernels/gemm/gemv_rows.hpp:70
-        const unsigned int v961 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v958) {  // kernels/gemm/gemv_rows.hpp:73
+        const unsigned int v961 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const unsigned int v962 = v961 + v875;
-        const __half v965 = x[v962];  // kernels/gemm/gemv_rows.hpp:74
+        const __half v965 = x[v962];  // kernels/gemm/gemv_rows.hpp:77
         const float v966 = __half2float(v965);
-        const float v968 = v1469;  // kernels/gemm/gemv_rows.hpp:83
+        const float v968 = v1469;  // kernels/gemm/gemv_rows.hpp:86
         const float v969 = fmaf(v966, v908, v968);
         v1469 = v969;
         const float v971 = v1473;
@@ -813,12 +813,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v978 = fmaf(v966, v911, v977);
         v1481 = v978;
       }
-      if (v981) {  // kernels/gemm/gemv_rows.hpp:70
-        const unsigned int v984 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v981) {  // kernels/gemm/gemv_rows.hpp:73
+        const unsigned int v984 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const unsigned int v985 = v984 + v875;
-        const __half v988 = x[v985];  // kernels/gemm/gemv_rows.hpp:74
+        const __half v988 = x[v985];  // kernels/gemm/gemv_rows.hpp:77
         const float v989 = __half2float(v988);
-        const float v991 = v1470;  // kernels/gemm/gemv_rows.hpp:83
+        const float v991 = v1470;  // kernels/gemm/gemv_rows.hpp:86
         const float v992 = fmaf(v989, v908, v991);
         v1470 = v992;
         const float v994 = v1474;
@@ -831,7 +831,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v1001 = fmaf(v989, v911, v1000);
         v1482 = v1001;
       }
-      const float v1006 = v1467;  // kernels/gemm/gemv_rows.hpp:91
+      const float v1006 = v1467;  // kernels/gemm/gemv_rows.hpp:94
       const float v1008 = v1431;
       const float v1009 = v1008 + v1006;
       v1431 = v1009;
@@ -847,8 +847,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v1029 = v1443;
       const float v1030 = v1029 + v1027;
       v1443 = v1030;
-      if (v935) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v1037 = v1468;  // kernels/gemm/gemv_rows.hpp:91
+      if (v935) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v1037 = v1468;  // kernels/gemm/gemv_rows.hpp:94
         const float v1039 = v1432;
         const float v1040 = v1039 + v1037;
         v1432 = v1040;
@@ -865,8 +865,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v1061 = v1060 + v1058;
         v1444 = v1061;
       }
-      if (v958) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v1068 = v1469;  // kernels/gemm/gemv_rows.hpp:91
+      if (v958) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v1068 = v1469;  // kernels/gemm/gemv_rows.hpp:94
         const float v1070 = v1433;
         const float v1071 = v1070 + v1068;
         v1433 = v1071;
@@ -883,8 +883,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const float v1092 = v1091 + v1089;
         v1445 = v1092;
       }
-      if (v981) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v1099 = v1470;  // kernels/gemm/gemv_rows.hpp:91
+      if (v981) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v1099 = v1470;  // kernels/gemm/gemv_rows.hpp:94
         const float v1101 = v1434;
         const float v1102 = v1101 + v1099;
         v1434 = v1102;
@@ -903,70 +903,70 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       }
     }
   }
-  const float v1126 = v1431;  // kernels/gemm/gemv_rows.hpp:122
+  const float v1126 = v1431;  // kernels/gemm/gemv_rows.hpp:125
   const float v1127 = iron_simd_sum(v1126);
-  const unsigned int v1129 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:123
+  const unsigned int v1129 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:126
   const bool v1130 = v1129 == 0u;
   if (v1130) {
     const unsigned int v1134 = iron_linear_thread() >> 5;
     const unsigned int v1135 = v1134 << 4u;
     shm0[v1135] = v1127;
   }
-  const float v1139 = v1435;  // kernels/gemm/gemv_rows.hpp:122
+  const float v1139 = v1435;  // kernels/gemm/gemv_rows.hpp:125
   const float v1140 = iron_simd_sum(v1139);
-  if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v1147 = iron_linear_thread() >> 5;
     const unsigned int v1148 = v1147 << 4u;
     const unsigned int v1149 = v1148 + 4u;
     shm0[v1149] = v1140;
   }
-  const float v1152 = v1439;  // kernels/gemm/gemv_rows.hpp:122
+  const float v1152 = v1439;  // kernels/gemm/gemv_rows.hpp:125
   const float v1153 = iron_simd_sum(v1152);
-  if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v1160 = iron_linear_thread() >> 5;
     const unsigned int v1161 = v1160 << 4u;
     const unsigned int v1162 = v1161 + 8u;
     shm0[v1162] = v1153;
   }
-  const float v1165 = v1443;  // kernels/gemm/gemv_rows.hpp:122
+  const float v1165 = v1443;  // kernels/gemm/gemv_rows.hpp:125
   const float v1166 = iron_simd_sum(v1165);
-  if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v1173 = iron_linear_thread() >> 5;
     const unsigned int v1174 = v1173 << 4u;
     const unsigned int v1175 = v1174 + 12u;
     shm0[v1175] = v1166;
   }
-  const bool v1179 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
-  if (v1179) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v1181 = v1432;  // kernels/gemm/gemv_rows.hpp:122
+  const bool v1179 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
+  if (v1179) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v1181 = v1432;  // kernels/gemm/gemv_rows.hpp:125
     const float v1182 = iron_simd_sum(v1181);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1189 = iron_linear_thread() >> 5;
       const unsigned int v1190 = v1189 << 4u;
       const unsigned int v1192 = v1190 + 1u;
       shm0[v1192] = v1182;
     }
-    const float v1194 = v1436;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1194 = v1436;  // kernels/gemm/gemv_rows.hpp:125
     const float v1195 = iron_simd_sum(v1194);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1202 = iron_linear_thread() >> 5;
       const unsigned int v1203 = v1202 << 4u;
       const unsigned int v1204 = v1203 + 4u;
       const unsigned int v1205 = v1204 + 1u;
       shm0[v1205] = v1195;
     }
-    const float v1207 = v1440;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1207 = v1440;  // kernels/gemm/gemv_rows.hpp:125
     const float v1208 = iron_simd_sum(v1207);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1215 = iron_linear_thread() >> 5;
       const unsigned int v1216 = v1215 << 4u;
       const unsigned int v1217 = v1216 + 8u;
       const unsigned int v1218 = v1217 + 1u;
       shm0[v1218] = v1208;
     }
-    const float v1220 = v1444;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1220 = v1444;  // kernels/gemm/gemv_rows.hpp:125
     const float v1221 = iron_simd_sum(v1220);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1228 = iron_linear_thread() >> 5;
       const unsigned int v1229 = v1228 << 4u;
       const unsigned int v1230 = v1229 + 12u;
@@ -974,37 +974,37 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       shm0[v1231] = v1221;
     }
   }
-  const bool v1234 = v49 < v0;  // kernels/gemm/gemv_rows.hpp:51
-  if (v1234) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v1236 = v1433;  // kernels/gemm/gemv_rows.hpp:122
+  const bool v1234 = v49 < v0;  // kernels/gemm/gemv_rows.hpp:54
+  if (v1234) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v1236 = v1433;  // kernels/gemm/gemv_rows.hpp:125
     const float v1237 = iron_simd_sum(v1236);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1244 = iron_linear_thread() >> 5;
       const unsigned int v1245 = v1244 << 4u;
       const unsigned int v1247 = v1245 + 2u;
       shm0[v1247] = v1237;
     }
-    const float v1249 = v1437;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1249 = v1437;  // kernels/gemm/gemv_rows.hpp:125
     const float v1250 = iron_simd_sum(v1249);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1257 = iron_linear_thread() >> 5;
       const unsigned int v1258 = v1257 << 4u;
       const unsigned int v1259 = v1258 + 4u;
       const unsigned int v1260 = v1259 + 2u;
       shm0[v1260] = v1250;
     }
-    const float v1262 = v1441;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1262 = v1441;  // kernels/gemm/gemv_rows.hpp:125
     const float v1263 = iron_simd_sum(v1262);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1270 = iron_linear_thread() >> 5;
       const unsigned int v1271 = v1270 << 4u;
       const unsigned int v1272 = v1271 + 8u;
       const unsigned int v1273 = v1272 + 2u;
       shm0[v1273] = v1263;
     }
-    const float v1275 = v1445;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1275 = v1445;  // kernels/gemm/gemv_rows.hpp:125
     const float v1276 = iron_simd_sum(v1275);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1283 = iron_linear_thread() >> 5;
       const unsigned int v1284 = v1283 << 4u;
       const unsigned int v1285 = v1284 + 12u;
@@ -1012,37 +1012,37 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       shm0[v1286] = v1276;
     }
   }
-  const bool v1289 = v54 < v0;  // kernels/gemm/gemv_rows.hpp:51
-  if (v1289) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v1291 = v1434;  // kernels/gemm/gemv_rows.hpp:122
+  const bool v1289 = v54 < v0;  // kernels/gemm/gemv_rows.hpp:54
+  if (v1289) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v1291 = v1434;  // kernels/gemm/gemv_rows.hpp:125
     const float v1292 = iron_simd_sum(v1291);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1299 = iron_linear_thread() >> 5;
       const unsigned int v1300 = v1299 << 4u;
       const unsigned int v1302 = v1300 + 3u;
       shm0[v1302] = v1292;
     }
-    const float v1304 = v1438;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1304 = v1438;  // kernels/gemm/gemv_rows.hpp:125
     const float v1305 = iron_simd_sum(v1304);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1312 = iron_linear_thread() >> 5;
       const unsigned int v1313 = v1312 << 4u;
       const unsigned int v1314 = v1313 + 4u;
       const unsigned int v1315 = v1314 + 3u;
       shm0[v1315] = v1305;
     }
-    const float v1317 = v1442;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1317 = v1442;  // kernels/gemm/gemv_rows.hpp:125
     const float v1318 = iron_simd_sum(v1317);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1325 = iron_linear_thread() >> 5;
       const unsigned int v1326 = v1325 << 4u;
       const unsigned int v1327 = v1326 + 8u;
       const unsigned int v1328 = v1327 + 3u;
       shm0[v1328] = v1318;
     }
-    const float v1330 = v1446;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1330 = v1446;  // kernels/gemm/gemv_rows.hpp:125
     const float v1331 = iron_simd_sum(v1330);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v1338 = iron_linear_thread() >> 5;
       const unsigned int v1339 = v1338 << 4u;
       const unsigned int v1340 = v1339 + 12u;
@@ -1050,21 +1050,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       shm0[v1341] = v1331;
     }
   }
-  __syncthreads();  // kernels/gemm/gemv_rows.hpp:127
-  const unsigned int v1342 = threadIdx.x;  // kernels/gemm/gemv_rows.hpp:128
-  const unsigned int v1344 = v1342 >> 2u;  // kernels/gemm/gemv_rows.hpp:129
+  __syncthreads();  // kernels/gemm/gemv_rows.hpp:130
+  const unsigned int v1342 = threadIdx.x;  // kernels/gemm/gemv_rows.hpp:131
+  const unsigned int v1344 = v1342 >> 2u;  // kernels/gemm/gemv_rows.hpp:132
   const unsigned int v1345 = v12 + v1344;
-  const unsigned int v1347 = v1342 & 3u;  // kernels/gemm/gemv_rows.hpp:130
+  const unsigned int v1347 = v1342 & 3u;  // kernels/gemm/gemv_rows.hpp:133
   const unsigned int v1348 = v15 + v1347;
-  const bool v1350 = v1342 < 16u;  // kernels/gemm/gemv_rows.hpp:131
+  const bool v1350 = v1342 < 16u;  // kernels/gemm/gemv_rows.hpp:134
   const bool v1351 = v1345 < v1;
   const bool v1352 = v1350 && v1351;
   const bool v1353 = v1348 < v0;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
-    const float v1355 = shm0[v1342];  // kernels/gemm/gemv_rows.hpp:132
+    const float v1355 = shm0[v1342];  // kernels/gemm/gemv_rows.hpp:135
     float v1356 = v1355;
-    const unsigned int v1357 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:133
+    const unsigned int v1357 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:136
 
     for (unsigned int v1360 = 1u; v1360 < v1357; v1360 += 1u) {
       const unsigned int v1362 = v1360 << 4u;
@@ -1074,7 +1074,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v1366 = v1365 + v1364;
       v1356 = v1366;
     }
-    const float v1367 = v1356;  // kernels/gemm/gemv_rows.hpp:134
+    const float v1367 = v1356;  // kernels/gemm/gemv_rows.hpp:137
     const __half v1368 = __float2half_rn(v1367);
     const unsigned int v1369 = v1348 * v1;
     const unsigned int v1370 = v1369 + v1345;

@@ -60,14 +60,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
   float v4886 = 0.0f;
   float v4887 = 0.0f;
   float v4888 = 0.0f;
-  const unsigned int v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:39
+  const unsigned int v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:42
   const unsigned int v8 = v7 >> 2u;
-  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:40
-  const unsigned int v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:41
+  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:43
+  const unsigned int v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:44
   const unsigned int v12 = v11 << 2u;
   const unsigned int v14 = v9 % v8;
   const unsigned int v15 = v14 << 2u;
-  const unsigned int v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:42
+  const unsigned int v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:45
   const unsigned int v20 = min(v12, v17);
   const unsigned int v24 = v12 + 1u;
   const unsigned int v25 = min(v24, v17);
@@ -75,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
   const unsigned int v30 = min(v29, v17);
   const unsigned int v34 = v12 + 3u;
   const unsigned int v35 = min(v34, v17);
-  const unsigned int v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:43
+  const unsigned int v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:46
   const unsigned int v40 = min(v15, v37);
   const unsigned int v44 = v15 + 1u;
   const unsigned int v45 = min(v44, v37);
@@ -84,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
   const unsigned int v54 = v15 + 3u;
   const unsigned int v55 = min(v54, v37);
   const unsigned int v57 = v2 >> 5u;  // kernels/gemm/gemv.cpp:217
-  const unsigned int v58 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:103
+  const unsigned int v58 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:106
   const unsigned int v59 = threadIdx.x;
   const unsigned int v65 = v2 >> 3u;  // kernels/gemm/gemv.cpp:146
   const unsigned int v66 = v20 * v65;
@@ -95,12 +95,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
   const unsigned int v205 = v30 * v57;  // kernels/gemm/gemv.cpp:147
   const unsigned int v225 = v35 * v65;  // kernels/gemm/gemv.cpp:146
   const unsigned int v258 = v35 * v57;  // kernels/gemm/gemv.cpp:147
-  const unsigned int v888 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:72
-  const bool v992 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
+  const unsigned int v888 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:75
+  const bool v992 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
   const bool v1099 = v49 < v0;
   const bool v1206 = v54 < v0;
 
-  for (unsigned int v60 = v59; v60 < v57; v60 += v58) {  // kernels/gemm/gemv_rows.hpp:103
+  for (unsigned int v60 = v59; v60 < v57; v60 += v58) {  // kernels/gemm/gemv_rows.hpp:106
     const unsigned int v63 = v60 << 2u;  // kernels/gemm/gemv.cpp:146
     const unsigned int v67 = v66 + v63;
     const iron_u32x4 v4975 = *reinterpret_cast<const iron_u32x4*>(packed + v67);
@@ -162,7 +162,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const bool v269 = v261 == 0u;  // kernels/primitives/mxfp4.hpp:30
     const unsigned int v271 = v269 ? 4194304u : v267;
     const float v272 = __uint_as_float(v271);
-    float v4889 = 0.0f;  // kernels/gemm/gemv_rows.hpp:64
+    float v4889 = 0.0f;  // kernels/gemm/gemv_rows.hpp:67
     float v4890 = 0.0f;
     float v4891 = 0.0f;
     float v4892 = 0.0f;
@@ -530,9 +530,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const unsigned int v882 = v880 << 28u;
     const unsigned int v883 = v878 | v882;
     const float v884 = __uint_as_float(v883);
-    const unsigned int v887 = v60 << 5u;  // kernels/gemm/gemv_rows.hpp:72
+    const unsigned int v887 = v60 << 5u;  // kernels/gemm/gemv_rows.hpp:75
     const unsigned int v889 = v888 + v887;
-    const iron_f32x4 v4979 = *reinterpret_cast<const iron_f32x4*>(x + v889);  // kernels/gemm/gemv_rows.hpp:74
+    const iron_f32x4 v4979 = *reinterpret_cast<const iron_f32x4*>(x + v889);  // kernels/gemm/gemv_rows.hpp:77
     const float v892 = v4979.v[0];
     const float v896 = v4979.v[1];
     const float v900 = v4979.v[2];
@@ -543,7 +543,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const float v912 = v4982.v[1];
     const float v916 = v4982.v[2];
     const float v920 = v4982.v[3];
-    const float v923 = v4889;  // kernels/gemm/gemv_rows.hpp:83
+    const float v923 = v4889;  // kernels/gemm/gemv_rows.hpp:86
     const float v924 = fmaf(v892, v295, v923);
     v4889 = v924;
     const float v925 = v4889;
@@ -639,10 +639,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const float v988 = v4901;
     const float v989 = fmaf(v920, v884, v988);
     v4901 = v989;
-    if (v992) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v995 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v992) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v995 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v996 = v995 + v887;
-      const iron_f32x4 v4909 = *reinterpret_cast<const iron_f32x4*>(x + v996);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f32x4 v4909 = *reinterpret_cast<const iron_f32x4*>(x + v996);  // kernels/gemm/gemv_rows.hpp:77
       const float v999 = v4909.v[0];
       const float v1003 = v4909.v[1];
       const float v1007 = v4909.v[2];
@@ -653,7 +653,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v1019 = v4912.v[1];
       const float v1023 = v4912.v[2];
       const float v1027 = v4912.v[3];
-      const float v1030 = v4890;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1030 = v4890;  // kernels/gemm/gemv_rows.hpp:86
       const float v1031 = fmaf(v999, v295, v1030);
       v4890 = v1031;
       const float v1032 = v4890;
@@ -750,10 +750,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v1096 = fmaf(v1027, v884, v1095);
       v4902 = v1096;
     }
-    if (v1099) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1102 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1099) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1102 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1103 = v1102 + v887;
-      const iron_f32x4 v4913 = *reinterpret_cast<const iron_f32x4*>(x + v1103);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f32x4 v4913 = *reinterpret_cast<const iron_f32x4*>(x + v1103);  // kernels/gemm/gemv_rows.hpp:77
       const float v1106 = v4913.v[0];
       const float v1110 = v4913.v[1];
       const float v1114 = v4913.v[2];
@@ -764,7 +764,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v1126 = v4916.v[1];
       const float v1130 = v4916.v[2];
       const float v1134 = v4916.v[3];
-      const float v1137 = v4891;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1137 = v4891;  // kernels/gemm/gemv_rows.hpp:86
       const float v1138 = fmaf(v1106, v295, v1137);
       v4891 = v1138;
       const float v1139 = v4891;
@@ -861,10 +861,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v1203 = fmaf(v1134, v884, v1202);
       v4903 = v1203;
     }
-    if (v1206) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v1209 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1206) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v1209 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v1210 = v1209 + v887;
-      const iron_f32x4 v4917 = *reinterpret_cast<const iron_f32x4*>(x + v1210);  // kernels/gemm/gemv_rows.hpp:74
+      const iron_f32x4 v4917 = *reinterpret_cast<const iron_f32x4*>(x + v1210);  // kernels/gemm/gemv_rows.hpp:77
       const float v1213 = v4917.v[0];
       const float v1217 = v4917.v[1];
       const float v1221 = v4917.v[2];
@@ -875,7 +875,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v1233 = v4920.v[1];
       const float v1237 = v4920.v[2];
       const float v1241 = v4920.v[3];
-      const float v1244 = v4892;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1244 = v4892;  // kernels/gemm/gemv_rows.hpp:86
       const float v1245 = fmaf(v1213, v295, v1244);
       v4892 = v1245;
       const float v1246 = v4892;
@@ -1324,7 +1324,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const unsigned int v1916 = v1914 << 28u;
     const unsigned int v1917 = v1912 | v1916;
     const float v1918 = __uint_as_float(v1917);
-    const unsigned int v1925 = v889 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v1925 = v889 + 8u;  // kernels/gemm/gemv_rows.hpp:77
     const iron_f32x4 v4985 = *reinterpret_cast<const iron_f32x4*>(x + v1925);
     const float v1926 = v4985.v[0];
     const float v1930 = v4985.v[1];
@@ -1336,7 +1336,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const float v1946 = v4988.v[1];
     const float v1950 = v4988.v[2];
     const float v1954 = v4988.v[3];
-    const float v1957 = v4889;  // kernels/gemm/gemv_rows.hpp:83
+    const float v1957 = v4889;  // kernels/gemm/gemv_rows.hpp:86
     const float v1958 = fmaf(v1926, v1329, v1957);
     v4889 = v1958;
     const float v1959 = v4889;
@@ -1432,10 +1432,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const float v2022 = v4901;
     const float v2023 = fmaf(v1954, v1918, v2022);
     v4901 = v2023;
-    if (v992) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v2029 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v992) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v2029 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v2030 = v2029 + v887;
-      const unsigned int v2032 = v2030 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v2032 = v2030 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4923 = *reinterpret_cast<const iron_f32x4*>(x + v2032);
       const float v2033 = v4923.v[0];
       const float v2037 = v4923.v[1];
@@ -1447,7 +1447,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v2053 = v4926.v[1];
       const float v2057 = v4926.v[2];
       const float v2061 = v4926.v[3];
-      const float v2064 = v4890;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2064 = v4890;  // kernels/gemm/gemv_rows.hpp:86
       const float v2065 = fmaf(v2033, v1329, v2064);
       v4890 = v2065;
       const float v2066 = v4890;
@@ -1544,10 +1544,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v2130 = fmaf(v2061, v1918, v2129);
       v4902 = v2130;
     }
-    if (v1099) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v2136 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1099) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v2136 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v2137 = v2136 + v887;
-      const unsigned int v2139 = v2137 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v2139 = v2137 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4929 = *reinterpret_cast<const iron_f32x4*>(x + v2139);
       const float v2140 = v4929.v[0];
       const float v2144 = v4929.v[1];
@@ -1559,7 +1559,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v2160 = v4932.v[1];
       const float v2164 = v4932.v[2];
       const float v2168 = v4932.v[3];
-      const float v2171 = v4891;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2171 = v4891;  // kernels/gemm/gemv_rows.hpp:86
       const float v2172 = fmaf(v2140, v1329, v2171);
       v4891 = v2172;
       const float v2173 = v4891;
@@ -1656,10 +1656,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v2237 = fmaf(v2168, v1918, v2236);
       v4903 = v2237;
     }
-    if (v1206) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v2243 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1206) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v2243 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v2244 = v2243 + v887;
-      const unsigned int v2246 = v2244 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v2246 = v2244 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4935 = *reinterpret_cast<const iron_f32x4*>(x + v2246);
       const float v2247 = v4935.v[0];
       const float v2251 = v4935.v[1];
@@ -1671,7 +1671,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v2267 = v4938.v[1];
       const float v2271 = v4938.v[2];
       const float v2275 = v4938.v[3];
-      const float v2278 = v4892;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2278 = v4892;  // kernels/gemm/gemv_rows.hpp:86
       const float v2279 = fmaf(v2247, v1329, v2278);
       v4892 = v2279;
       const float v2280 = v4892;
@@ -2120,7 +2120,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const unsigned int v2950 = v2948 << 28u;
     const unsigned int v2951 = v2946 | v2950;
     const float v2952 = __uint_as_float(v2951);
-    const unsigned int v2959 = v889 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v2959 = v889 + 16u;  // kernels/gemm/gemv_rows.hpp:77
     const iron_f32x4 v4991 = *reinterpret_cast<const iron_f32x4*>(x + v2959);
     const float v2960 = v4991.v[0];
     const float v2964 = v4991.v[1];
@@ -2132,7 +2132,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const float v2980 = v4994.v[1];
     const float v2984 = v4994.v[2];
     const float v2988 = v4994.v[3];
-    const float v2991 = v4889;  // kernels/gemm/gemv_rows.hpp:83
+    const float v2991 = v4889;  // kernels/gemm/gemv_rows.hpp:86
     const float v2992 = fmaf(v2960, v2363, v2991);
     v4889 = v2992;
     const float v2993 = v4889;
@@ -2228,10 +2228,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const float v3056 = v4901;
     const float v3057 = fmaf(v2988, v2952, v3056);
     v4901 = v3057;
-    if (v992) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v3063 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v992) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v3063 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v3064 = v3063 + v887;
-      const unsigned int v3066 = v3064 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v3066 = v3064 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4941 = *reinterpret_cast<const iron_f32x4*>(x + v3066);
       const float v3067 = v4941.v[0];
       const float v3071 = v4941.v[1];
@@ -2243,7 +2243,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v3087 = v4944.v[1];
       const float v3091 = v4944.v[2];
       const float v3095 = v4944.v[3];
-      const float v3098 = v4890;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3098 = v4890;  // kernels/gemm/gemv_rows.hpp:86
       const float v3099 = fmaf(v3067, v2363, v3098);
       v4890 = v3099;
       const float v3100 = v4890;
@@ -2340,10 +2340,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v3164 = fmaf(v3095, v2952, v3163);
       v4902 = v3164;
     }
-    if (v1099) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v3170 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1099) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v3170 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v3171 = v3170 + v887;
-      const unsigned int v3173 = v3171 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v3173 = v3171 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4947 = *reinterpret_cast<const iron_f32x4*>(x + v3173);
       const float v3174 = v4947.v[0];
       const float v3178 = v4947.v[1];
@@ -2355,7 +2355,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v3194 = v4950.v[1];
       const float v3198 = v4950.v[2];
       const float v3202 = v4950.v[3];
-      const float v3205 = v4891;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3205 = v4891;  // kernels/gemm/gemv_rows.hpp:86
       const float v3206 = fmaf(v3174, v2363, v3205);
       v4891 = v3206;
       const float v3207 = v4891;
@@ -2452,10 +2452,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v3271 = fmaf(v3202, v2952, v3270);
       v4903 = v3271;
     }
-    if (v1206) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v3277 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1206) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v3277 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v3278 = v3277 + v887;
-      const unsigned int v3280 = v3278 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v3280 = v3278 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4953 = *reinterpret_cast<const iron_f32x4*>(x + v3280);
       const float v3281 = v4953.v[0];
       const float v3285 = v4953.v[1];
@@ -2467,7 +2467,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v3301 = v4956.v[1];
       const float v3305 = v4956.v[2];
       const float v3309 = v4956.v[3];
-      const float v3312 = v4892;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3312 = v4892;  // kernels/gemm/gemv_rows.hpp:86
       const float v3313 = fmaf(v3281, v2363, v3312);
       v4892 = v3313;
       const float v3314 = v4892;
@@ -2916,7 +2916,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const unsigned int v3984 = v3982 << 28u;
     const unsigned int v3985 = v3980 | v3984;
     const float v3986 = __uint_as_float(v3985);
-    const unsigned int v3993 = v889 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+    const unsigned int v3993 = v889 + 24u;  // kernels/gemm/gemv_rows.hpp:77
     const iron_f32x4 v4997 = *reinterpret_cast<const iron_f32x4*>(x + v3993);
     const float v3994 = v4997.v[0];
     const float v3998 = v4997.v[1];
@@ -2928,7 +2928,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const float v4014 = v5000.v[1];
     const float v4018 = v5000.v[2];
     const float v4022 = v5000.v[3];
-    const float v4025 = v4889;  // kernels/gemm/gemv_rows.hpp:83
+    const float v4025 = v4889;  // kernels/gemm/gemv_rows.hpp:86
     const float v4026 = fmaf(v3994, v3397, v4025);
     v4889 = v4026;
     const float v4027 = v4889;
@@ -3024,10 +3024,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
     const float v4090 = v4901;
     const float v4091 = fmaf(v4022, v3986, v4090);
     v4901 = v4091;
-    if (v992) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v4097 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v992) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v4097 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v4098 = v4097 + v887;
-      const unsigned int v4100 = v4098 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v4100 = v4098 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4959 = *reinterpret_cast<const iron_f32x4*>(x + v4100);
       const float v4101 = v4959.v[0];
       const float v4105 = v4959.v[1];
@@ -3039,7 +3039,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v4121 = v4962.v[1];
       const float v4125 = v4962.v[2];
       const float v4129 = v4962.v[3];
-      const float v4132 = v4890;  // kernels/gemm/gemv_rows.hpp:83
+      const float v4132 = v4890;  // kernels/gemm/gemv_rows.hpp:86
       const float v4133 = fmaf(v4101, v3397, v4132);
       v4890 = v4133;
       const float v4134 = v4890;
@@ -3136,10 +3136,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v4198 = fmaf(v4129, v3986, v4197);
       v4902 = v4198;
     }
-    if (v1099) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v4204 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1099) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v4204 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v4205 = v4204 + v887;
-      const unsigned int v4207 = v4205 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v4207 = v4205 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4965 = *reinterpret_cast<const iron_f32x4*>(x + v4207);
       const float v4208 = v4965.v[0];
       const float v4212 = v4965.v[1];
@@ -3151,7 +3151,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v4228 = v4968.v[1];
       const float v4232 = v4968.v[2];
       const float v4236 = v4968.v[3];
-      const float v4239 = v4891;  // kernels/gemm/gemv_rows.hpp:83
+      const float v4239 = v4891;  // kernels/gemm/gemv_rows.hpp:86
       const float v4240 = fmaf(v4208, v3397, v4239);
       v4891 = v4240;
       const float v4241 = v4891;
@@ -3248,10 +3248,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v4305 = fmaf(v4236, v3986, v4304);
       v4903 = v4305;
     }
-    if (v1206) {  // kernels/gemm/gemv_rows.hpp:70
-      const unsigned int v4311 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1206) {  // kernels/gemm/gemv_rows.hpp:73
+      const unsigned int v4311 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const unsigned int v4312 = v4311 + v887;
-      const unsigned int v4314 = v4312 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const unsigned int v4314 = v4312 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const iron_f32x4 v4971 = *reinterpret_cast<const iron_f32x4*>(x + v4314);
       const float v4315 = v4971.v[0];
       const float v4319 = v4971.v[1];
@@ -3263,7 +3263,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v4335 = v4974.v[1];
       const float v4339 = v4974.v[2];
       const float v4343 = v4974.v[3];
-      const float v4346 = v4892;  // kernels/gemm/gemv_rows.hpp:83
+      const float v4346 = v4892;  // kernels/gemm/gemv_rows.hpp:86
       const float v4347 = fmaf(v4315, v3397, v4346);
       v4892 = v4347;
       const float v4348 = v4892;
@@ -3360,156 +3360,156 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v4412 = fmaf(v4343, v3986, v4411);
       v4904 = v4412;
     }
-    const float v4417 = v4889;  // kernels/gemm/gemv_rows.hpp:91
+    const float v4417 = v4889;  // kernels/gemm/gemv_rows.hpp:94
     const float v4418 = v4417 * v113;  // kernels/gemm/gemv.cpp:156
-    const float v4420 = v4873;  // kernels/gemm/gemv_rows.hpp:91
+    const float v4420 = v4873;  // kernels/gemm/gemv_rows.hpp:94
     const float v4421 = v4420 + v4418;
     v4873 = v4421;
     const float v4425 = v4893;
     const float v4426 = v4425 * v166;  // kernels/gemm/gemv.cpp:156
-    const float v4428 = v4877;  // kernels/gemm/gemv_rows.hpp:91
+    const float v4428 = v4877;  // kernels/gemm/gemv_rows.hpp:94
     const float v4429 = v4428 + v4426;
     v4877 = v4429;
     const float v4433 = v4897;
     const float v4434 = v4433 * v219;  // kernels/gemm/gemv.cpp:156
-    const float v4436 = v4881;  // kernels/gemm/gemv_rows.hpp:91
+    const float v4436 = v4881;  // kernels/gemm/gemv_rows.hpp:94
     const float v4437 = v4436 + v4434;
     v4881 = v4437;
     const float v4441 = v4901;
     const float v4442 = v4441 * v272;  // kernels/gemm/gemv.cpp:156
-    const float v4444 = v4885;  // kernels/gemm/gemv_rows.hpp:91
+    const float v4444 = v4885;  // kernels/gemm/gemv_rows.hpp:94
     const float v4445 = v4444 + v4442;
     v4885 = v4445;
-    if (v992) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v4452 = v4890;  // kernels/gemm/gemv_rows.hpp:91
+    if (v992) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v4452 = v4890;  // kernels/gemm/gemv_rows.hpp:94
       const float v4453 = v4452 * v113;  // kernels/gemm/gemv.cpp:156
-      const float v4455 = v4874;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4455 = v4874;  // kernels/gemm/gemv_rows.hpp:94
       const float v4456 = v4455 + v4453;
       v4874 = v4456;
       const float v4460 = v4894;
       const float v4461 = v4460 * v166;  // kernels/gemm/gemv.cpp:156
-      const float v4463 = v4878;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4463 = v4878;  // kernels/gemm/gemv_rows.hpp:94
       const float v4464 = v4463 + v4461;
       v4878 = v4464;
       const float v4468 = v4898;
       const float v4469 = v4468 * v219;  // kernels/gemm/gemv.cpp:156
-      const float v4471 = v4882;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4471 = v4882;  // kernels/gemm/gemv_rows.hpp:94
       const float v4472 = v4471 + v4469;
       v4882 = v4472;
       const float v4476 = v4902;
       const float v4477 = v4476 * v272;  // kernels/gemm/gemv.cpp:156
-      const float v4479 = v4886;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4479 = v4886;  // kernels/gemm/gemv_rows.hpp:94
       const float v4480 = v4479 + v4477;
       v4886 = v4480;
     }
-    if (v1099) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v4487 = v4891;  // kernels/gemm/gemv_rows.hpp:91
+    if (v1099) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v4487 = v4891;  // kernels/gemm/gemv_rows.hpp:94
       const float v4488 = v4487 * v113;  // kernels/gemm/gemv.cpp:156
-      const float v4490 = v4875;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4490 = v4875;  // kernels/gemm/gemv_rows.hpp:94
       const float v4491 = v4490 + v4488;
       v4875 = v4491;
       const float v4495 = v4895;
       const float v4496 = v4495 * v166;  // kernels/gemm/gemv.cpp:156
-      const float v4498 = v4879;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4498 = v4879;  // kernels/gemm/gemv_rows.hpp:94
       const float v4499 = v4498 + v4496;
       v4879 = v4499;
       const float v4503 = v4899;
       const float v4504 = v4503 * v219;  // kernels/gemm/gemv.cpp:156
-      const float v4506 = v4883;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4506 = v4883;  // kernels/gemm/gemv_rows.hpp:94
       const float v4507 = v4506 + v4504;
       v4883 = v4507;
       const float v4511 = v4903;
       const float v4512 = v4511 * v272;  // kernels/gemm/gemv.cpp:156
-      const float v4514 = v4887;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4514 = v4887;  // kernels/gemm/gemv_rows.hpp:94
       const float v4515 = v4514 + v4512;
       v4887 = v4515;
     }
-    if (v1206) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v4522 = v4892;  // kernels/gemm/gemv_rows.hpp:91
+    if (v1206) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v4522 = v4892;  // kernels/gemm/gemv_rows.hpp:94
       const float v4523 = v4522 * v113;  // kernels/gemm/gemv.cpp:156
-      const float v4525 = v4876;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4525 = v4876;  // kernels/gemm/gemv_rows.hpp:94
       const float v4526 = v4525 + v4523;
       v4876 = v4526;
       const float v4530 = v4896;
       const float v4531 = v4530 * v166;  // kernels/gemm/gemv.cpp:156
-      const float v4533 = v4880;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4533 = v4880;  // kernels/gemm/gemv_rows.hpp:94
       const float v4534 = v4533 + v4531;
       v4880 = v4534;
       const float v4538 = v4900;
       const float v4539 = v4538 * v219;  // kernels/gemm/gemv.cpp:156
-      const float v4541 = v4884;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4541 = v4884;  // kernels/gemm/gemv_rows.hpp:94
       const float v4542 = v4541 + v4539;
       v4884 = v4542;
       const float v4546 = v4904;
       const float v4547 = v4546 * v272;  // kernels/gemm/gemv.cpp:156
-      const float v4549 = v4888;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4549 = v4888;  // kernels/gemm/gemv_rows.hpp:94
       const float v4550 = v4549 + v4547;
       v4888 = v4550;
     }
   }
-  const float v4553 = v4873;  // kernels/gemm/gemv_rows.hpp:122
+  const float v4553 = v4873;  // kernels/gemm/gemv_rows.hpp:125
   const float v4554 = iron_simd_sum(v4553);
-  const unsigned int v4556 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:123
+  const unsigned int v4556 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:126
   const bool v4557 = v4556 == 0u;
   if (v4557) {
     const unsigned int v4561 = iron_linear_thread() >> 5;
     const unsigned int v4562 = v4561 << 4u;
     shm0[v4562] = v4554;
   }
-  const float v4566 = v4877;  // kernels/gemm/gemv_rows.hpp:122
+  const float v4566 = v4877;  // kernels/gemm/gemv_rows.hpp:125
   const float v4567 = iron_simd_sum(v4566);
-  if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v4574 = iron_linear_thread() >> 5;
     const unsigned int v4575 = v4574 << 4u;
     const unsigned int v4576 = v4575 + 4u;
     shm0[v4576] = v4567;
   }
-  const float v4579 = v4881;  // kernels/gemm/gemv_rows.hpp:122
+  const float v4579 = v4881;  // kernels/gemm/gemv_rows.hpp:125
   const float v4580 = iron_simd_sum(v4579);
-  if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v4587 = iron_linear_thread() >> 5;
     const unsigned int v4588 = v4587 << 4u;
     const unsigned int v4589 = v4588 + 8u;
     shm0[v4589] = v4580;
   }
-  const float v4592 = v4885;  // kernels/gemm/gemv_rows.hpp:122
+  const float v4592 = v4885;  // kernels/gemm/gemv_rows.hpp:125
   const float v4593 = iron_simd_sum(v4592);
-  if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
     const unsigned int v4600 = iron_linear_thread() >> 5;
     const unsigned int v4601 = v4600 << 4u;
     const unsigned int v4602 = v4601 + 12u;
     shm0[v4602] = v4593;
   }
-  if (v992) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v4608 = v4874;  // kernels/gemm/gemv_rows.hpp:122
+  if (v992) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v4608 = v4874;  // kernels/gemm/gemv_rows.hpp:125
     const float v4609 = iron_simd_sum(v4608);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4616 = iron_linear_thread() >> 5;
       const unsigned int v4617 = v4616 << 4u;
       const unsigned int v4619 = v4617 + 1u;
       shm0[v4619] = v4609;
     }
-    const float v4621 = v4878;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4621 = v4878;  // kernels/gemm/gemv_rows.hpp:125
     const float v4622 = iron_simd_sum(v4621);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4629 = iron_linear_thread() >> 5;
       const unsigned int v4630 = v4629 << 4u;
       const unsigned int v4631 = v4630 + 4u;
       const unsigned int v4632 = v4631 + 1u;
       shm0[v4632] = v4622;
     }
-    const float v4634 = v4882;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4634 = v4882;  // kernels/gemm/gemv_rows.hpp:125
     const float v4635 = iron_simd_sum(v4634);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4642 = iron_linear_thread() >> 5;
       const unsigned int v4643 = v4642 << 4u;
       const unsigned int v4644 = v4643 + 8u;
       const unsigned int v4645 = v4644 + 1u;
       shm0[v4645] = v4635;
     }
-    const float v4647 = v4886;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4647 = v4886;  // kernels/gemm/gemv_rows.hpp:125
     const float v4648 = iron_simd_sum(v4647);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4655 = iron_linear_thread() >> 5;
       const unsigned int v4656 = v4655 << 4u;
       const unsigned int v4657 = v4656 + 12u;
@@ -3517,36 +3517,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       shm0[v4658] = v4648;
     }
   }
-  if (v1099) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v4663 = v4875;  // kernels/gemm/gemv_rows.hpp:122
+  if (v1099) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v4663 = v4875;  // kernels/gemm/gemv_rows.hpp:125
     const float v4664 = iron_simd_sum(v4663);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4671 = iron_linear_thread() >> 5;
       const unsigned int v4672 = v4671 << 4u;
       const unsigned int v4674 = v4672 + 2u;
       shm0[v4674] = v4664;
     }
-    const float v4676 = v4879;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4676 = v4879;  // kernels/gemm/gemv_rows.hpp:125
     const float v4677 = iron_simd_sum(v4676);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4684 = iron_linear_thread() >> 5;
       const unsigned int v4685 = v4684 << 4u;
       const unsigned int v4686 = v4685 + 4u;
       const unsigned int v4687 = v4686 + 2u;
       shm0[v4687] = v4677;
     }
-    const float v4689 = v4883;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4689 = v4883;  // kernels/gemm/gemv_rows.hpp:125
     const float v4690 = iron_simd_sum(v4689);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4697 = iron_linear_thread() >> 5;
       const unsigned int v4698 = v4697 << 4u;
       const unsigned int v4699 = v4698 + 8u;
       const unsigned int v4700 = v4699 + 2u;
       shm0[v4700] = v4690;
     }
-    const float v4702 = v4887;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4702 = v4887;  // kernels/gemm/gemv_rows.hpp:125
     const float v4703 = iron_simd_sum(v4702);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4710 = iron_linear_thread() >> 5;
       const unsigned int v4711 = v4710 << 4u;
       const unsigned int v4712 = v4711 + 12u;
@@ -3554,36 +3554,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       shm0[v4713] = v4703;
     }
   }
-  if (v1206) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v4718 = v4876;  // kernels/gemm/gemv_rows.hpp:122
+  if (v1206) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v4718 = v4876;  // kernels/gemm/gemv_rows.hpp:125
     const float v4719 = iron_simd_sum(v4718);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4726 = iron_linear_thread() >> 5;
       const unsigned int v4727 = v4726 << 4u;
       const unsigned int v4729 = v4727 + 3u;
       shm0[v4729] = v4719;
     }
-    const float v4731 = v4880;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4731 = v4880;  // kernels/gemm/gemv_rows.hpp:125
     const float v4732 = iron_simd_sum(v4731);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4739 = iron_linear_thread() >> 5;
       const unsigned int v4740 = v4739 << 4u;
       const unsigned int v4741 = v4740 + 4u;
       const unsigned int v4742 = v4741 + 3u;
       shm0[v4742] = v4732;
     }
-    const float v4744 = v4884;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4744 = v4884;  // kernels/gemm/gemv_rows.hpp:125
     const float v4745 = iron_simd_sum(v4744);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4752 = iron_linear_thread() >> 5;
       const unsigned int v4753 = v4752 << 4u;
       const unsigned int v4754 = v4753 + 8u;
       const unsigned int v4755 = v4754 + 3u;
       shm0[v4755] = v4745;
     }
-    const float v4757 = v4888;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4757 = v4888;  // kernels/gemm/gemv_rows.hpp:125
     const float v4758 = iron_simd_sum(v4757);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const unsigned int v4765 = iron_linear_thread() >> 5;
       const unsigned int v4766 = v4765 << 4u;
       const unsigned int v4767 = v4766 + 12u;
@@ -3591,20 +3591,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       shm0[v4768] = v4758;
     }
   }
-  __syncthreads();  // kernels/gemm/gemv_rows.hpp:127
-  const unsigned int v4771 = v59 >> 2u;  // kernels/gemm/gemv_rows.hpp:129
+  __syncthreads();  // kernels/gemm/gemv_rows.hpp:130
+  const unsigned int v4771 = v59 >> 2u;  // kernels/gemm/gemv_rows.hpp:132
   const unsigned int v4772 = v12 + v4771;
-  const unsigned int v4774 = v59 & 3u;  // kernels/gemm/gemv_rows.hpp:130
+  const unsigned int v4774 = v59 & 3u;  // kernels/gemm/gemv_rows.hpp:133
   const unsigned int v4775 = v15 + v4774;
-  const bool v4777 = v59 < 16u;  // kernels/gemm/gemv_rows.hpp:131
+  const bool v4777 = v59 < 16u;  // kernels/gemm/gemv_rows.hpp:134
   const bool v4778 = v4772 < v1;
   const bool v4779 = v4777 && v4778;
   const bool v4780 = v4775 < v0;
   const bool v4781 = v4779 && v4780;
   if (v4781) {
-    const float v4782 = shm0[v59];  // kernels/gemm/gemv_rows.hpp:132
+    const float v4782 = shm0[v59];  // kernels/gemm/gemv_rows.hpp:135
     float v4783 = v4782;
-    const unsigned int v4784 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:133
+    const unsigned int v4784 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:136
 
     for (unsigned int v4787 = 1u; v4787 < v4784; v4787 += 1u) {
       const unsigned int v4789 = v4787 << 4u;
@@ -3614,7 +3614,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_f32(
       const float v4793 = v4792 + v4791;
       v4783 = v4793;
     }
-    const float v4794 = v4783;  // kernels/gemm/gemv_rows.hpp:134
+    const float v4794 = v4783;  // kernels/gemm/gemv_rows.hpp:137
     const unsigned int v4796 = v4775 * v1;
     const unsigned int v4797 = v4796 + v4772;
     out[v4797] = v4794;

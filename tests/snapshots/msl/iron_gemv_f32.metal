@@ -47,14 +47,14 @@ kernel void iron_gemv_f32(
   float v1444 = 0.0f;
   float v1445 = 0.0f;
   float v1446 = 0.0f;
-  const uint v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:39
+  const uint v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:42
   const uint v8 = v7 >> 2u;
-  const uint v9 = iron_gid.x;  // kernels/gemm/gemv_rows.hpp:40
-  const uint v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:41
+  const uint v9 = iron_gid.x;  // kernels/gemm/gemv_rows.hpp:43
+  const uint v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:44
   const uint v12 = v11 << 2u;
   const uint v14 = v9 % v8;
   const uint v15 = v14 << 2u;
-  const uint v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:42
+  const uint v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:45
   const uint v20 = min(v12, v17);
   const uint v24 = v12 + 1u;
   const uint v25 = min(v24, v17);
@@ -62,7 +62,7 @@ kernel void iron_gemv_f32(
   const uint v30 = min(v29, v17);
   const uint v34 = v12 + 3u;
   const uint v35 = min(v34, v17);
-  const uint v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:43
+  const uint v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:46
   const uint v40 = min(v15, v37);
   const uint v44 = v15 + 1u;
   const uint v45 = min(v44, v37);
@@ -74,18 +74,18 @@ kernel void iron_gemv_f32(
   const bool v59 = v58 == 0u;
   if (v59) {
     const uint v61 = v2 >> 3u;  // kernels/gemm/gemv.cpp:177
-    const uint v62 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:103
+    const uint v62 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:106
     const uint v63 = iron_tid.x;
     const uint v68 = v20 * v2;  // kernels/gemm/gemv.cpp:61
     const uint v124 = v25 * v2;
     const uint v180 = v30 * v2;
     const uint v236 = v35 * v2;
-    const uint v328 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:72
-    const bool v432 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
+    const uint v328 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:75
+    const bool v432 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
     const bool v539 = v49 < v0;
     const bool v646 = v54 < v0;
 
-    for (uint v64 = v63; v64 < v61; v64 += v62) {  // kernels/gemm/gemv_rows.hpp:103
+    for (uint v64 = v63; v64 < v61; v64 += v62) {  // kernels/gemm/gemv_rows.hpp:106
       const uint v67 = v64 << 3u;  // kernels/gemm/gemv.cpp:61
       const uint v69 = v68 + v67;
       const float4 v1499 = *(device const float4*)(w + v69);
@@ -135,7 +135,7 @@ kernel void iron_gemv_f32(
       const float v274 = v1514[1];
       const float v281 = v1514[2];
       const float v288 = v1514[3];
-      float v1447 = 0.0f;  // kernels/gemm/gemv_rows.hpp:64
+      float v1447 = 0.0f;  // kernels/gemm/gemv_rows.hpp:67
       float v1448 = 0.0f;
       float v1449 = 0.0f;
       float v1450 = 0.0f;
@@ -151,8 +151,8 @@ kernel void iron_gemv_f32(
       float v1460 = 0.0f;
       float v1461 = 0.0f;
       float v1462 = 0.0f;
-      const uint v329 = v328 + v67;  // kernels/gemm/gemv_rows.hpp:72
-      const float4 v1515 = *(device const float4*)(x + v329);  // kernels/gemm/gemv_rows.hpp:74
+      const uint v329 = v328 + v67;  // kernels/gemm/gemv_rows.hpp:75
+      const float4 v1515 = *(device const float4*)(x + v329);  // kernels/gemm/gemv_rows.hpp:77
       const float v332 = v1515[0];
       const float v336 = v1515[1];
       const float v340 = v1515[2];
@@ -163,7 +163,7 @@ kernel void iron_gemv_f32(
       const float v352 = v1518[1];
       const float v356 = v1518[2];
       const float v360 = v1518[3];
-      const float v363 = v1447;  // kernels/gemm/gemv_rows.hpp:83
+      const float v363 = v1447;  // kernels/gemm/gemv_rows.hpp:86
       const float v364 = fma(v332, v71, v363);
       v1447 = v364;
       const float v365 = v1447;
@@ -259,10 +259,10 @@ kernel void iron_gemv_f32(
       const float v428 = v1459;
       const float v429 = fma(v360, v288, v428);
       v1459 = v429;
-      if (v432) {  // kernels/gemm/gemv_rows.hpp:70
-        const uint v435 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v432) {  // kernels/gemm/gemv_rows.hpp:73
+        const uint v435 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const uint v436 = v435 + v67;
-        const float4 v1487 = *(device const float4*)(x + v436);  // kernels/gemm/gemv_rows.hpp:74
+        const float4 v1487 = *(device const float4*)(x + v436);  // kernels/gemm/gemv_rows.hpp:77
         const float v439 = v1487[0];
         const float v443 = v1487[1];
         const float v447 = v1487[2];
@@ -273,7 +273,7 @@ kernel void iron_gemv_f32(
         const float v459 = v1490[1];
         const float v463 = v1490[2];
         const float v467 = v1490[3];
-        const float v470 = v1448;  // kernels/gemm/gemv_rows.hpp:83
+        const float v470 = v1448;  // kernels/gemm/gemv_rows.hpp:86
         const float v471 = fma(v439, v71, v470);
         v1448 = v471;
         const float v472 = v1448;
@@ -370,10 +370,10 @@ kernel void iron_gemv_f32(
         const float v536 = fma(v467, v288, v535);
         v1460 = v536;
       }
-      if (v539) {  // kernels/gemm/gemv_rows.hpp:70
-        const uint v542 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v539) {  // kernels/gemm/gemv_rows.hpp:73
+        const uint v542 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const uint v543 = v542 + v67;
-        const float4 v1491 = *(device const float4*)(x + v543);  // kernels/gemm/gemv_rows.hpp:74
+        const float4 v1491 = *(device const float4*)(x + v543);  // kernels/gemm/gemv_rows.hpp:77
         const float v546 = v1491[0];
         const float v550 = v1491[1];
         const float v554 = v1491[2];
@@ -384,7 +384,7 @@ kernel void iron_gemv_f32(
         const float v566 = v1494[1];
         const float v570 = v1494[2];
         const float v574 = v1494[3];
-        const float v577 = v1449;  // kernels/gemm/gemv_rows.hpp:83
+        const float v577 = v1449;  // kernels/gemm/gemv_rows.hpp:86
         const float v578 = fma(v546, v71, v577);
         v1449 = v578;
         const float v579 = v1449;
@@ -481,10 +481,10 @@ kernel void iron_gemv_f32(
         const float v643 = fma(v574, v288, v642);
         v1461 = v643;
       }
-      if (v646) {  // kernels/gemm/gemv_rows.hpp:70
-        const uint v649 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v646) {  // kernels/gemm/gemv_rows.hpp:73
+        const uint v649 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const uint v650 = v649 + v67;
-        const float4 v1495 = *(device const float4*)(x + v650);  // kernels/gemm/gemv_rows.hpp:74
+        const float4 v1495 = *(device const float4*)(x + v650);  // kernels/gemm/gemv_rows.hpp:77
         const float v653 = v1495[0];
         const float v657 = v1495[1];
         const float v661 = v1495[2];
@@ -495,7 +495,7 @@ kernel void iron_gemv_f32(
         const float v673 = v1498[1];
         const float v677 = v1498[2];
         const float v681 = v1498[3];
-        const float v684 = v1450;  // kernels/gemm/gemv_rows.hpp:83
+        const float v684 = v1450;  // kernels/gemm/gemv_rows.hpp:86
         const float v685 = fma(v653, v71, v684);
         v1450 = v685;
         const float v686 = v1450;
@@ -592,7 +592,7 @@ kernel void iron_gemv_f32(
         const float v750 = fma(v681, v288, v749);
         v1462 = v750;
       }
-      const float v755 = v1447;  // kernels/gemm/gemv_rows.hpp:91
+      const float v755 = v1447;  // kernels/gemm/gemv_rows.hpp:94
       const float v757 = v1431;
       const float v758 = v757 + v755;
       v1431 = v758;
@@ -608,8 +608,8 @@ kernel void iron_gemv_f32(
       const float v778 = v1443;
       const float v779 = v778 + v776;
       v1443 = v779;
-      if (v432) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v786 = v1448;  // kernels/gemm/gemv_rows.hpp:91
+      if (v432) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v786 = v1448;  // kernels/gemm/gemv_rows.hpp:94
         const float v788 = v1432;
         const float v789 = v788 + v786;
         v1432 = v789;
@@ -626,8 +626,8 @@ kernel void iron_gemv_f32(
         const float v810 = v809 + v807;
         v1444 = v810;
       }
-      if (v539) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v817 = v1449;  // kernels/gemm/gemv_rows.hpp:91
+      if (v539) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v817 = v1449;  // kernels/gemm/gemv_rows.hpp:94
         const float v819 = v1433;
         const float v820 = v819 + v817;
         v1433 = v820;
@@ -644,8 +644,8 @@ kernel void iron_gemv_f32(
         const float v841 = v840 + v838;
         v1445 = v841;
       }
-      if (v646) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v848 = v1450;  // kernels/gemm/gemv_rows.hpp:91
+      if (v646) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v848 = v1450;  // kernels/gemm/gemv_rows.hpp:94
         const float v850 = v1434;
         const float v851 = v850 + v848;
         v1434 = v851;
@@ -664,18 +664,18 @@ kernel void iron_gemv_f32(
       }
     }
   } else {
-    const uint v873 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:103
+    const uint v873 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:106
     const uint v874 = iron_tid.x;
     const uint v879 = v20 * v2;  // kernels/gemm/gemv.cpp:61
     const uint v886 = v25 * v2;
     const uint v893 = v30 * v2;
     const uint v900 = v35 * v2;
-    const uint v915 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:72
-    const bool v935 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
+    const uint v915 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:75
+    const bool v935 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
     const bool v958 = v49 < v0;
     const bool v981 = v54 < v0;
 
-    for (uint v875 = v874; v875 < v2; v875 += v873) {  // kernels/gemm/gemv_rows.hpp:103
+    for (uint v875 = v874; v875 < v2; v875 += v873) {  // kernels/gemm/gemv_rows.hpp:106
       const uint v880 = v879 + v875;  // kernels/gemm/gemv.cpp:61
       const float v882 = w[v880];
       const uint v887 = v886 + v875;
@@ -684,7 +684,7 @@ kernel void iron_gemv_f32(
       const float v896 = w[v894];
       const uint v901 = v900 + v875;
       const float v903 = w[v901];
-      float v1467 = 0.0f;  // kernels/gemm/gemv_rows.hpp:64
+      float v1467 = 0.0f;  // kernels/gemm/gemv_rows.hpp:67
       float v1468 = 0.0f;
       float v1469 = 0.0f;
       float v1470 = 0.0f;
@@ -700,9 +700,9 @@ kernel void iron_gemv_f32(
       float v1480 = 0.0f;
       float v1481 = 0.0f;
       float v1482 = 0.0f;
-      const uint v916 = v915 + v875;  // kernels/gemm/gemv_rows.hpp:72
-      const float v919 = x[v916];  // kernels/gemm/gemv_rows.hpp:74
-      const float v922 = v1467;  // kernels/gemm/gemv_rows.hpp:83
+      const uint v916 = v915 + v875;  // kernels/gemm/gemv_rows.hpp:75
+      const float v919 = x[v916];  // kernels/gemm/gemv_rows.hpp:77
+      const float v922 = v1467;  // kernels/gemm/gemv_rows.hpp:86
       const float v923 = fma(v919, v882, v922);
       v1467 = v923;
       const float v925 = v1471;
@@ -714,11 +714,11 @@ kernel void iron_gemv_f32(
       const float v931 = v1479;
       const float v932 = fma(v919, v903, v931);
       v1479 = v932;
-      if (v935) {  // kernels/gemm/gemv_rows.hpp:70
-        const uint v938 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v935) {  // kernels/gemm/gemv_rows.hpp:73
+        const uint v938 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const uint v939 = v938 + v875;
-        const float v942 = x[v939];  // kernels/gemm/gemv_rows.hpp:74
-        const float v945 = v1468;  // kernels/gemm/gemv_rows.hpp:83
+        const float v942 = x[v939];  // kernels/gemm/gemv_rows.hpp:77
+        const float v945 = v1468;  // kernels/gemm/gemv_rows.hpp:86
         const float v946 = fma(v942, v882, v945);
         v1468 = v946;
         const float v948 = v1472;
@@ -731,11 +731,11 @@ kernel void iron_gemv_f32(
         const float v955 = fma(v942, v903, v954);
         v1480 = v955;
       }
-      if (v958) {  // kernels/gemm/gemv_rows.hpp:70
-        const uint v961 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v958) {  // kernels/gemm/gemv_rows.hpp:73
+        const uint v961 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const uint v962 = v961 + v875;
-        const float v965 = x[v962];  // kernels/gemm/gemv_rows.hpp:74
-        const float v968 = v1469;  // kernels/gemm/gemv_rows.hpp:83
+        const float v965 = x[v962];  // kernels/gemm/gemv_rows.hpp:77
+        const float v968 = v1469;  // kernels/gemm/gemv_rows.hpp:86
         const float v969 = fma(v965, v882, v968);
         v1469 = v969;
         const float v971 = v1473;
@@ -748,11 +748,11 @@ kernel void iron_gemv_f32(
         const float v978 = fma(v965, v903, v977);
         v1481 = v978;
       }
-      if (v981) {  // kernels/gemm/gemv_rows.hpp:70
-        const uint v984 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+      if (v981) {  // kernels/gemm/gemv_rows.hpp:73
+        const uint v984 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
         const uint v985 = v984 + v875;
-        const float v988 = x[v985];  // kernels/gemm/gemv_rows.hpp:74
-        const float v991 = v1470;  // kernels/gemm/gemv_rows.hpp:83
+        const float v988 = x[v985];  // kernels/gemm/gemv_rows.hpp:77
+        const float v991 = v1470;  // kernels/gemm/gemv_rows.hpp:86
         const float v992 = fma(v988, v882, v991);
         v1470 = v992;
         const float v994 = v1474;
@@ -765,7 +765,7 @@ kernel void iron_gemv_f32(
         const float v1001 = fma(v988, v903, v1000);
         v1482 = v1001;
       }
-      const float v1006 = v1467;  // kernels/gemm/gemv_rows.hpp:91
+      const float v1006 = v1467;  // kernels/gemm/gemv_rows.hpp:94
       const float v1008 = v1431;
       const float v1009 = v1008 + v1006;
       v1431 = v1009;
@@ -781,8 +781,8 @@ kernel void iron_gemv_f32(
       const float v1029 = v1443;
       const float v1030 = v1029 + v1027;
       v1443 = v1030;
-      if (v935) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v1037 = v1468;  // kernels/gemm/gemv_rows.hpp:91
+      if (v935) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v1037 = v1468;  // kernels/gemm/gemv_rows.hpp:94
         const float v1039 = v1432;
         const float v1040 = v1039 + v1037;
         v1432 = v1040;
@@ -799,8 +799,8 @@ kernel void iron_gemv_f32(
         const float v1061 = v1060 + v1058;
         v1444 = v1061;
       }
-      if (v958) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v1068 = v1469;  // kernels/gemm/gemv_rows.hpp:91
+      if (v958) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v1068 = v1469;  // kernels/gemm/gemv_rows.hpp:94
         const float v1070 = v1433;
         const float v1071 = v1070 + v1068;
         v1433 = v1071;
@@ -817,8 +817,8 @@ kernel void iron_gemv_f32(
         const float v1092 = v1091 + v1089;
         v1445 = v1092;
       }
-      if (v981) {  // kernels/gemm/gemv_rows.hpp:89
-        const float v1099 = v1470;  // kernels/gemm/gemv_rows.hpp:91
+      if (v981) {  // kernels/gemm/gemv_rows.hpp:92
+        const float v1099 = v1470;  // kernels/gemm/gemv_rows.hpp:94
         const float v1101 = v1434;
         const float v1102 = v1101 + v1099;
         v1434 = v1102;
@@ -837,70 +837,70 @@ kernel void iron_gemv_f32(
       }
     }
   }
-  const float v1126 = v1431;  // kernels/gemm/gemv_rows.hpp:122
+  const float v1126 = v1431;  // kernels/gemm/gemv_rows.hpp:125
   const float v1127 = simd_sum(v1126);
-  const uint v1129 = iron_lane;  // kernels/gemm/gemv_rows.hpp:123
+  const uint v1129 = iron_lane;  // kernels/gemm/gemv_rows.hpp:126
   const bool v1130 = v1129 == 0u;
   if (v1130) {
     const uint v1134 = iron_sg;
     const uint v1135 = v1134 << 4u;
     shm0[v1135] = v1127;
   }
-  const float v1139 = v1435;  // kernels/gemm/gemv_rows.hpp:122
+  const float v1139 = v1435;  // kernels/gemm/gemv_rows.hpp:125
   const float v1140 = simd_sum(v1139);
-  if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
     const uint v1147 = iron_sg;
     const uint v1148 = v1147 << 4u;
     const uint v1149 = v1148 + 4u;
     shm0[v1149] = v1140;
   }
-  const float v1152 = v1439;  // kernels/gemm/gemv_rows.hpp:122
+  const float v1152 = v1439;  // kernels/gemm/gemv_rows.hpp:125
   const float v1153 = simd_sum(v1152);
-  if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
     const uint v1160 = iron_sg;
     const uint v1161 = v1160 << 4u;
     const uint v1162 = v1161 + 8u;
     shm0[v1162] = v1153;
   }
-  const float v1165 = v1443;  // kernels/gemm/gemv_rows.hpp:122
+  const float v1165 = v1443;  // kernels/gemm/gemv_rows.hpp:125
   const float v1166 = simd_sum(v1165);
-  if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
     const uint v1173 = iron_sg;
     const uint v1174 = v1173 << 4u;
     const uint v1175 = v1174 + 12u;
     shm0[v1175] = v1166;
   }
-  const bool v1179 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
-  if (v1179) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v1181 = v1432;  // kernels/gemm/gemv_rows.hpp:122
+  const bool v1179 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
+  if (v1179) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v1181 = v1432;  // kernels/gemm/gemv_rows.hpp:125
     const float v1182 = simd_sum(v1181);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1189 = iron_sg;
       const uint v1190 = v1189 << 4u;
       const uint v1192 = v1190 + 1u;
       shm0[v1192] = v1182;
     }
-    const float v1194 = v1436;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1194 = v1436;  // kernels/gemm/gemv_rows.hpp:125
     const float v1195 = simd_sum(v1194);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1202 = iron_sg;
       const uint v1203 = v1202 << 4u;
       const uint v1204 = v1203 + 4u;
       const uint v1205 = v1204 + 1u;
       shm0[v1205] = v1195;
     }
-    const float v1207 = v1440;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1207 = v1440;  // kernels/gemm/gemv_rows.hpp:125
     const float v1208 = simd_sum(v1207);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1215 = iron_sg;
       const uint v1216 = v1215 << 4u;
       const uint v1217 = v1216 + 8u;
       const uint v1218 = v1217 + 1u;
       shm0[v1218] = v1208;
     }
-    const float v1220 = v1444;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1220 = v1444;  // kernels/gemm/gemv_rows.hpp:125
     const float v1221 = simd_sum(v1220);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1228 = iron_sg;
       const uint v1229 = v1228 << 4u;
       const uint v1230 = v1229 + 12u;
@@ -908,37 +908,37 @@ kernel void iron_gemv_f32(
       shm0[v1231] = v1221;
     }
   }
-  const bool v1234 = v49 < v0;  // kernels/gemm/gemv_rows.hpp:51
-  if (v1234) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v1236 = v1433;  // kernels/gemm/gemv_rows.hpp:122
+  const bool v1234 = v49 < v0;  // kernels/gemm/gemv_rows.hpp:54
+  if (v1234) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v1236 = v1433;  // kernels/gemm/gemv_rows.hpp:125
     const float v1237 = simd_sum(v1236);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1244 = iron_sg;
       const uint v1245 = v1244 << 4u;
       const uint v1247 = v1245 + 2u;
       shm0[v1247] = v1237;
     }
-    const float v1249 = v1437;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1249 = v1437;  // kernels/gemm/gemv_rows.hpp:125
     const float v1250 = simd_sum(v1249);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1257 = iron_sg;
       const uint v1258 = v1257 << 4u;
       const uint v1259 = v1258 + 4u;
       const uint v1260 = v1259 + 2u;
       shm0[v1260] = v1250;
     }
-    const float v1262 = v1441;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1262 = v1441;  // kernels/gemm/gemv_rows.hpp:125
     const float v1263 = simd_sum(v1262);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1270 = iron_sg;
       const uint v1271 = v1270 << 4u;
       const uint v1272 = v1271 + 8u;
       const uint v1273 = v1272 + 2u;
       shm0[v1273] = v1263;
     }
-    const float v1275 = v1445;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1275 = v1445;  // kernels/gemm/gemv_rows.hpp:125
     const float v1276 = simd_sum(v1275);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1283 = iron_sg;
       const uint v1284 = v1283 << 4u;
       const uint v1285 = v1284 + 12u;
@@ -946,37 +946,37 @@ kernel void iron_gemv_f32(
       shm0[v1286] = v1276;
     }
   }
-  const bool v1289 = v54 < v0;  // kernels/gemm/gemv_rows.hpp:51
-  if (v1289) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v1291 = v1434;  // kernels/gemm/gemv_rows.hpp:122
+  const bool v1289 = v54 < v0;  // kernels/gemm/gemv_rows.hpp:54
+  if (v1289) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v1291 = v1434;  // kernels/gemm/gemv_rows.hpp:125
     const float v1292 = simd_sum(v1291);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1299 = iron_sg;
       const uint v1300 = v1299 << 4u;
       const uint v1302 = v1300 + 3u;
       shm0[v1302] = v1292;
     }
-    const float v1304 = v1438;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1304 = v1438;  // kernels/gemm/gemv_rows.hpp:125
     const float v1305 = simd_sum(v1304);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1312 = iron_sg;
       const uint v1313 = v1312 << 4u;
       const uint v1314 = v1313 + 4u;
       const uint v1315 = v1314 + 3u;
       shm0[v1315] = v1305;
     }
-    const float v1317 = v1442;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1317 = v1442;  // kernels/gemm/gemv_rows.hpp:125
     const float v1318 = simd_sum(v1317);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1325 = iron_sg;
       const uint v1326 = v1325 << 4u;
       const uint v1327 = v1326 + 8u;
       const uint v1328 = v1327 + 3u;
       shm0[v1328] = v1318;
     }
-    const float v1330 = v1446;  // kernels/gemm/gemv_rows.hpp:122
+    const float v1330 = v1446;  // kernels/gemm/gemv_rows.hpp:125
     const float v1331 = simd_sum(v1330);
-    if (v1130) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v1130) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v1338 = iron_sg;
       const uint v1339 = v1338 << 4u;
       const uint v1340 = v1339 + 12u;
@@ -984,21 +984,21 @@ kernel void iron_gemv_f32(
       shm0[v1341] = v1331;
     }
   }
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:127
-  const uint v1342 = iron_tid.x;  // kernels/gemm/gemv_rows.hpp:128
-  const uint v1344 = v1342 >> 2u;  // kernels/gemm/gemv_rows.hpp:129
+  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:130
+  const uint v1342 = iron_tid.x;  // kernels/gemm/gemv_rows.hpp:131
+  const uint v1344 = v1342 >> 2u;  // kernels/gemm/gemv_rows.hpp:132
   const uint v1345 = v12 + v1344;
-  const uint v1347 = v1342 & 3u;  // kernels/gemm/gemv_rows.hpp:130
+  const uint v1347 = v1342 & 3u;  // kernels/gemm/gemv_rows.hpp:133
   const uint v1348 = v15 + v1347;
-  const bool v1350 = v1342 < 16u;  // kernels/gemm/gemv_rows.hpp:131
+  const bool v1350 = v1342 < 16u;  // kernels/gemm/gemv_rows.hpp:134
   const bool v1351 = v1345 < v1;
   const bool v1352 = v1350 && v1351;
   const bool v1353 = v1348 < v0;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
-    const float v1355 = shm0[v1342];  // kernels/gemm/gemv_rows.hpp:132
+    const float v1355 = shm0[v1342];  // kernels/gemm/gemv_rows.hpp:135
     float v1356 = v1355;
-    const uint v1357 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:133
+    const uint v1357 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:136
 
     for (uint v1360 = 1u; v1360 < v1357; v1360 += 1u) {
       const uint v1362 = v1360 << 4u;
@@ -1008,7 +1008,7 @@ kernel void iron_gemv_f32(
       const float v1366 = v1365 + v1364;
       v1356 = v1366;
     }
-    const float v1367 = v1356;  // kernels/gemm/gemv_rows.hpp:134
+    const float v1367 = v1356;  // kernels/gemm/gemv_rows.hpp:137
     const uint v1369 = v1348 * v1;
     const uint v1370 = v1369 + v1345;
     out[v1370] = v1367;

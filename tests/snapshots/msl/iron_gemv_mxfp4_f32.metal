@@ -49,14 +49,14 @@ kernel void iron_gemv_mxfp4_f32(
   float v4886 = 0.0f;
   float v4887 = 0.0f;
   float v4888 = 0.0f;
-  const uint v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:39
+  const uint v7 = v0 + 3u;  // kernels/gemm/gemv_rows.hpp:42
   const uint v8 = v7 >> 2u;
-  const uint v9 = iron_gid.x;  // kernels/gemm/gemv_rows.hpp:40
-  const uint v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:41
+  const uint v9 = iron_gid.x;  // kernels/gemm/gemv_rows.hpp:43
+  const uint v11 = v9 / v8;  // kernels/gemm/gemv_rows.hpp:44
   const uint v12 = v11 << 2u;
   const uint v14 = v9 % v8;
   const uint v15 = v14 << 2u;
-  const uint v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:42
+  const uint v17 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:45
   const uint v20 = min(v12, v17);
   const uint v24 = v12 + 1u;
   const uint v25 = min(v24, v17);
@@ -64,7 +64,7 @@ kernel void iron_gemv_mxfp4_f32(
   const uint v30 = min(v29, v17);
   const uint v34 = v12 + 3u;
   const uint v35 = min(v34, v17);
-  const uint v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:43
+  const uint v37 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:46
   const uint v40 = min(v15, v37);
   const uint v44 = v15 + 1u;
   const uint v45 = min(v44, v37);
@@ -73,7 +73,7 @@ kernel void iron_gemv_mxfp4_f32(
   const uint v54 = v15 + 3u;
   const uint v55 = min(v54, v37);
   const uint v57 = v2 >> 5u;  // kernels/gemm/gemv.cpp:217
-  const uint v58 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:103
+  const uint v58 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:106
   const uint v59 = iron_tid.x;
   const uint v65 = v2 >> 3u;  // kernels/gemm/gemv.cpp:146
   const uint v66 = v20 * v65;
@@ -84,12 +84,12 @@ kernel void iron_gemv_mxfp4_f32(
   const uint v205 = v30 * v57;  // kernels/gemm/gemv.cpp:147
   const uint v225 = v35 * v65;  // kernels/gemm/gemv.cpp:146
   const uint v258 = v35 * v57;  // kernels/gemm/gemv.cpp:147
-  const uint v888 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:72
-  const bool v992 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:51
+  const uint v888 = v40 * v2;  // kernels/gemm/gemv_rows.hpp:75
+  const bool v992 = v44 < v0;  // kernels/gemm/gemv_rows.hpp:54
   const bool v1099 = v49 < v0;
   const bool v1206 = v54 < v0;
 
-  for (uint v60 = v59; v60 < v57; v60 += v58) {  // kernels/gemm/gemv_rows.hpp:103
+  for (uint v60 = v59; v60 < v57; v60 += v58) {  // kernels/gemm/gemv_rows.hpp:106
     const uint v63 = v60 << 2u;  // kernels/gemm/gemv.cpp:146
     const uint v67 = v66 + v63;
     const uint4 v4975 = *(device const uint4*)(packed + v67);
@@ -151,7 +151,7 @@ kernel void iron_gemv_mxfp4_f32(
     const bool v269 = v261 == 0u;  // kernels/primitives/mxfp4.hpp:30
     const uint v271 = v269 ? 4194304u : v267;
     const float v272 = as_type<float>(v271);
-    float v4889 = 0.0f;  // kernels/gemm/gemv_rows.hpp:64
+    float v4889 = 0.0f;  // kernels/gemm/gemv_rows.hpp:67
     float v4890 = 0.0f;
     float v4891 = 0.0f;
     float v4892 = 0.0f;
@@ -519,9 +519,9 @@ kernel void iron_gemv_mxfp4_f32(
     const uint v882 = v880 << 28u;
     const uint v883 = v878 | v882;
     const float v884 = as_type<float>(v883);
-    const uint v887 = v60 << 5u;  // kernels/gemm/gemv_rows.hpp:72
+    const uint v887 = v60 << 5u;  // kernels/gemm/gemv_rows.hpp:75
     const uint v889 = v888 + v887;
-    const float4 v4979 = *(device const float4*)(x + v889);  // kernels/gemm/gemv_rows.hpp:74
+    const float4 v4979 = *(device const float4*)(x + v889);  // kernels/gemm/gemv_rows.hpp:77
     const float v892 = v4979[0];
     const float v896 = v4979[1];
     const float v900 = v4979[2];
@@ -532,7 +532,7 @@ kernel void iron_gemv_mxfp4_f32(
     const float v912 = v4982[1];
     const float v916 = v4982[2];
     const float v920 = v4982[3];
-    const float v923 = v4889;  // kernels/gemm/gemv_rows.hpp:83
+    const float v923 = v4889;  // kernels/gemm/gemv_rows.hpp:86
     const float v924 = fma(v892, v295, v923);
     v4889 = v924;
     const float v925 = v4889;
@@ -628,10 +628,10 @@ kernel void iron_gemv_mxfp4_f32(
     const float v988 = v4901;
     const float v989 = fma(v920, v884, v988);
     v4901 = v989;
-    if (v992) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v995 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v992) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v995 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v996 = v995 + v887;
-      const float4 v4909 = *(device const float4*)(x + v996);  // kernels/gemm/gemv_rows.hpp:74
+      const float4 v4909 = *(device const float4*)(x + v996);  // kernels/gemm/gemv_rows.hpp:77
       const float v999 = v4909[0];
       const float v1003 = v4909[1];
       const float v1007 = v4909[2];
@@ -642,7 +642,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v1019 = v4912[1];
       const float v1023 = v4912[2];
       const float v1027 = v4912[3];
-      const float v1030 = v4890;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1030 = v4890;  // kernels/gemm/gemv_rows.hpp:86
       const float v1031 = fma(v999, v295, v1030);
       v4890 = v1031;
       const float v1032 = v4890;
@@ -739,10 +739,10 @@ kernel void iron_gemv_mxfp4_f32(
       const float v1096 = fma(v1027, v884, v1095);
       v4902 = v1096;
     }
-    if (v1099) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v1102 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1099) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v1102 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v1103 = v1102 + v887;
-      const float4 v4913 = *(device const float4*)(x + v1103);  // kernels/gemm/gemv_rows.hpp:74
+      const float4 v4913 = *(device const float4*)(x + v1103);  // kernels/gemm/gemv_rows.hpp:77
       const float v1106 = v4913[0];
       const float v1110 = v4913[1];
       const float v1114 = v4913[2];
@@ -753,7 +753,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v1126 = v4916[1];
       const float v1130 = v4916[2];
       const float v1134 = v4916[3];
-      const float v1137 = v4891;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1137 = v4891;  // kernels/gemm/gemv_rows.hpp:86
       const float v1138 = fma(v1106, v295, v1137);
       v4891 = v1138;
       const float v1139 = v4891;
@@ -850,10 +850,10 @@ kernel void iron_gemv_mxfp4_f32(
       const float v1203 = fma(v1134, v884, v1202);
       v4903 = v1203;
     }
-    if (v1206) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v1209 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1206) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v1209 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v1210 = v1209 + v887;
-      const float4 v4917 = *(device const float4*)(x + v1210);  // kernels/gemm/gemv_rows.hpp:74
+      const float4 v4917 = *(device const float4*)(x + v1210);  // kernels/gemm/gemv_rows.hpp:77
       const float v1213 = v4917[0];
       const float v1217 = v4917[1];
       const float v1221 = v4917[2];
@@ -864,7 +864,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v1233 = v4920[1];
       const float v1237 = v4920[2];
       const float v1241 = v4920[3];
-      const float v1244 = v4892;  // kernels/gemm/gemv_rows.hpp:83
+      const float v1244 = v4892;  // kernels/gemm/gemv_rows.hpp:86
       const float v1245 = fma(v1213, v295, v1244);
       v4892 = v1245;
       const float v1246 = v4892;
@@ -1313,7 +1313,7 @@ kernel void iron_gemv_mxfp4_f32(
     const uint v1916 = v1914 << 28u;
     const uint v1917 = v1912 | v1916;
     const float v1918 = as_type<float>(v1917);
-    const uint v1925 = v889 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+    const uint v1925 = v889 + 8u;  // kernels/gemm/gemv_rows.hpp:77
     const float4 v4985 = *(device const float4*)(x + v1925);
     const float v1926 = v4985[0];
     const float v1930 = v4985[1];
@@ -1325,7 +1325,7 @@ kernel void iron_gemv_mxfp4_f32(
     const float v1946 = v4988[1];
     const float v1950 = v4988[2];
     const float v1954 = v4988[3];
-    const float v1957 = v4889;  // kernels/gemm/gemv_rows.hpp:83
+    const float v1957 = v4889;  // kernels/gemm/gemv_rows.hpp:86
     const float v1958 = fma(v1926, v1329, v1957);
     v4889 = v1958;
     const float v1959 = v4889;
@@ -1421,10 +1421,10 @@ kernel void iron_gemv_mxfp4_f32(
     const float v2022 = v4901;
     const float v2023 = fma(v1954, v1918, v2022);
     v4901 = v2023;
-    if (v992) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v2029 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v992) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v2029 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v2030 = v2029 + v887;
-      const uint v2032 = v2030 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const uint v2032 = v2030 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const float4 v4923 = *(device const float4*)(x + v2032);
       const float v2033 = v4923[0];
       const float v2037 = v4923[1];
@@ -1436,7 +1436,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v2053 = v4926[1];
       const float v2057 = v4926[2];
       const float v2061 = v4926[3];
-      const float v2064 = v4890;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2064 = v4890;  // kernels/gemm/gemv_rows.hpp:86
       const float v2065 = fma(v2033, v1329, v2064);
       v4890 = v2065;
       const float v2066 = v4890;
@@ -1533,10 +1533,10 @@ kernel void iron_gemv_mxfp4_f32(
       const float v2130 = fma(v2061, v1918, v2129);
       v4902 = v2130;
     }
-    if (v1099) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v2136 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1099) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v2136 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v2137 = v2136 + v887;
-      const uint v2139 = v2137 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const uint v2139 = v2137 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const float4 v4929 = *(device const float4*)(x + v2139);
       const float v2140 = v4929[0];
       const float v2144 = v4929[1];
@@ -1548,7 +1548,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v2160 = v4932[1];
       const float v2164 = v4932[2];
       const float v2168 = v4932[3];
-      const float v2171 = v4891;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2171 = v4891;  // kernels/gemm/gemv_rows.hpp:86
       const float v2172 = fma(v2140, v1329, v2171);
       v4891 = v2172;
       const float v2173 = v4891;
@@ -1645,10 +1645,10 @@ kernel void iron_gemv_mxfp4_f32(
       const float v2237 = fma(v2168, v1918, v2236);
       v4903 = v2237;
     }
-    if (v1206) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v2243 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1206) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v2243 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v2244 = v2243 + v887;
-      const uint v2246 = v2244 + 8u;  // kernels/gemm/gemv_rows.hpp:74
+      const uint v2246 = v2244 + 8u;  // kernels/gemm/gemv_rows.hpp:77
       const float4 v4935 = *(device const float4*)(x + v2246);
       const float v2247 = v4935[0];
       const float v2251 = v4935[1];
@@ -1660,7 +1660,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v2267 = v4938[1];
       const float v2271 = v4938[2];
       const float v2275 = v4938[3];
-      const float v2278 = v4892;  // kernels/gemm/gemv_rows.hpp:83
+      const float v2278 = v4892;  // kernels/gemm/gemv_rows.hpp:86
       const float v2279 = fma(v2247, v1329, v2278);
       v4892 = v2279;
       const float v2280 = v4892;
@@ -2109,7 +2109,7 @@ kernel void iron_gemv_mxfp4_f32(
     const uint v2950 = v2948 << 28u;
     const uint v2951 = v2946 | v2950;
     const float v2952 = as_type<float>(v2951);
-    const uint v2959 = v889 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+    const uint v2959 = v889 + 16u;  // kernels/gemm/gemv_rows.hpp:77
     const float4 v4991 = *(device const float4*)(x + v2959);
     const float v2960 = v4991[0];
     const float v2964 = v4991[1];
@@ -2121,7 +2121,7 @@ kernel void iron_gemv_mxfp4_f32(
     const float v2980 = v4994[1];
     const float v2984 = v4994[2];
     const float v2988 = v4994[3];
-    const float v2991 = v4889;  // kernels/gemm/gemv_rows.hpp:83
+    const float v2991 = v4889;  // kernels/gemm/gemv_rows.hpp:86
     const float v2992 = fma(v2960, v2363, v2991);
     v4889 = v2992;
     const float v2993 = v4889;
@@ -2217,10 +2217,10 @@ kernel void iron_gemv_mxfp4_f32(
     const float v3056 = v4901;
     const float v3057 = fma(v2988, v2952, v3056);
     v4901 = v3057;
-    if (v992) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v3063 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v992) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v3063 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v3064 = v3063 + v887;
-      const uint v3066 = v3064 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const uint v3066 = v3064 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const float4 v4941 = *(device const float4*)(x + v3066);
       const float v3067 = v4941[0];
       const float v3071 = v4941[1];
@@ -2232,7 +2232,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v3087 = v4944[1];
       const float v3091 = v4944[2];
       const float v3095 = v4944[3];
-      const float v3098 = v4890;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3098 = v4890;  // kernels/gemm/gemv_rows.hpp:86
       const float v3099 = fma(v3067, v2363, v3098);
       v4890 = v3099;
       const float v3100 = v4890;
@@ -2329,10 +2329,10 @@ kernel void iron_gemv_mxfp4_f32(
       const float v3164 = fma(v3095, v2952, v3163);
       v4902 = v3164;
     }
-    if (v1099) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v3170 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1099) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v3170 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v3171 = v3170 + v887;
-      const uint v3173 = v3171 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const uint v3173 = v3171 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const float4 v4947 = *(device const float4*)(x + v3173);
       const float v3174 = v4947[0];
       const float v3178 = v4947[1];
@@ -2344,7 +2344,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v3194 = v4950[1];
       const float v3198 = v4950[2];
       const float v3202 = v4950[3];
-      const float v3205 = v4891;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3205 = v4891;  // kernels/gemm/gemv_rows.hpp:86
       const float v3206 = fma(v3174, v2363, v3205);
       v4891 = v3206;
       const float v3207 = v4891;
@@ -2441,10 +2441,10 @@ kernel void iron_gemv_mxfp4_f32(
       const float v3271 = fma(v3202, v2952, v3270);
       v4903 = v3271;
     }
-    if (v1206) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v3277 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1206) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v3277 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v3278 = v3277 + v887;
-      const uint v3280 = v3278 + 16u;  // kernels/gemm/gemv_rows.hpp:74
+      const uint v3280 = v3278 + 16u;  // kernels/gemm/gemv_rows.hpp:77
       const float4 v4953 = *(device const float4*)(x + v3280);
       const float v3281 = v4953[0];
       const float v3285 = v4953[1];
@@ -2456,7 +2456,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v3301 = v4956[1];
       const float v3305 = v4956[2];
       const float v3309 = v4956[3];
-      const float v3312 = v4892;  // kernels/gemm/gemv_rows.hpp:83
+      const float v3312 = v4892;  // kernels/gemm/gemv_rows.hpp:86
       const float v3313 = fma(v3281, v2363, v3312);
       v4892 = v3313;
       const float v3314 = v4892;
@@ -2905,7 +2905,7 @@ kernel void iron_gemv_mxfp4_f32(
     const uint v3984 = v3982 << 28u;
     const uint v3985 = v3980 | v3984;
     const float v3986 = as_type<float>(v3985);
-    const uint v3993 = v889 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+    const uint v3993 = v889 + 24u;  // kernels/gemm/gemv_rows.hpp:77
     const float4 v4997 = *(device const float4*)(x + v3993);
     const float v3994 = v4997[0];
     const float v3998 = v4997[1];
@@ -2917,7 +2917,7 @@ kernel void iron_gemv_mxfp4_f32(
     const float v4014 = v5000[1];
     const float v4018 = v5000[2];
     const float v4022 = v5000[3];
-    const float v4025 = v4889;  // kernels/gemm/gemv_rows.hpp:83
+    const float v4025 = v4889;  // kernels/gemm/gemv_rows.hpp:86
     const float v4026 = fma(v3994, v3397, v4025);
     v4889 = v4026;
     const float v4027 = v4889;
@@ -3013,10 +3013,10 @@ kernel void iron_gemv_mxfp4_f32(
     const float v4090 = v4901;
     const float v4091 = fma(v4022, v3986, v4090);
     v4901 = v4091;
-    if (v992) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v4097 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v992) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v4097 = v45 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v4098 = v4097 + v887;
-      const uint v4100 = v4098 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const uint v4100 = v4098 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const float4 v4959 = *(device const float4*)(x + v4100);
       const float v4101 = v4959[0];
       const float v4105 = v4959[1];
@@ -3028,7 +3028,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v4121 = v4962[1];
       const float v4125 = v4962[2];
       const float v4129 = v4962[3];
-      const float v4132 = v4890;  // kernels/gemm/gemv_rows.hpp:83
+      const float v4132 = v4890;  // kernels/gemm/gemv_rows.hpp:86
       const float v4133 = fma(v4101, v3397, v4132);
       v4890 = v4133;
       const float v4134 = v4890;
@@ -3125,10 +3125,10 @@ kernel void iron_gemv_mxfp4_f32(
       const float v4198 = fma(v4129, v3986, v4197);
       v4902 = v4198;
     }
-    if (v1099) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v4204 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1099) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v4204 = v50 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v4205 = v4204 + v887;
-      const uint v4207 = v4205 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const uint v4207 = v4205 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const float4 v4965 = *(device const float4*)(x + v4207);
       const float v4208 = v4965[0];
       const float v4212 = v4965[1];
@@ -3140,7 +3140,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v4228 = v4968[1];
       const float v4232 = v4968[2];
       const float v4236 = v4968[3];
-      const float v4239 = v4891;  // kernels/gemm/gemv_rows.hpp:83
+      const float v4239 = v4891;  // kernels/gemm/gemv_rows.hpp:86
       const float v4240 = fma(v4208, v3397, v4239);
       v4891 = v4240;
       const float v4241 = v4891;
@@ -3237,10 +3237,10 @@ kernel void iron_gemv_mxfp4_f32(
       const float v4305 = fma(v4236, v3986, v4304);
       v4903 = v4305;
     }
-    if (v1206) {  // kernels/gemm/gemv_rows.hpp:70
-      const uint v4311 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:72
+    if (v1206) {  // kernels/gemm/gemv_rows.hpp:73
+      const uint v4311 = v55 * v2;  // kernels/gemm/gemv_rows.hpp:75
       const uint v4312 = v4311 + v887;
-      const uint v4314 = v4312 + 24u;  // kernels/gemm/gemv_rows.hpp:74
+      const uint v4314 = v4312 + 24u;  // kernels/gemm/gemv_rows.hpp:77
       const float4 v4971 = *(device const float4*)(x + v4314);
       const float v4315 = v4971[0];
       const float v4319 = v4971[1];
@@ -3252,7 +3252,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v4335 = v4974[1];
       const float v4339 = v4974[2];
       const float v4343 = v4974[3];
-      const float v4346 = v4892;  // kernels/gemm/gemv_rows.hpp:83
+      const float v4346 = v4892;  // kernels/gemm/gemv_rows.hpp:86
       const float v4347 = fma(v4315, v3397, v4346);
       v4892 = v4347;
       const float v4348 = v4892;
@@ -3349,156 +3349,156 @@ kernel void iron_gemv_mxfp4_f32(
       const float v4412 = fma(v4343, v3986, v4411);
       v4904 = v4412;
     }
-    const float v4417 = v4889;  // kernels/gemm/gemv_rows.hpp:91
+    const float v4417 = v4889;  // kernels/gemm/gemv_rows.hpp:94
     const float v4418 = v4417 * v113;  // kernels/gemm/gemv.cpp:156
-    const float v4420 = v4873;  // kernels/gemm/gemv_rows.hpp:91
+    const float v4420 = v4873;  // kernels/gemm/gemv_rows.hpp:94
     const float v4421 = v4420 + v4418;
     v4873 = v4421;
     const float v4425 = v4893;
     const float v4426 = v4425 * v166;  // kernels/gemm/gemv.cpp:156
-    const float v4428 = v4877;  // kernels/gemm/gemv_rows.hpp:91
+    const float v4428 = v4877;  // kernels/gemm/gemv_rows.hpp:94
     const float v4429 = v4428 + v4426;
     v4877 = v4429;
     const float v4433 = v4897;
     const float v4434 = v4433 * v219;  // kernels/gemm/gemv.cpp:156
-    const float v4436 = v4881;  // kernels/gemm/gemv_rows.hpp:91
+    const float v4436 = v4881;  // kernels/gemm/gemv_rows.hpp:94
     const float v4437 = v4436 + v4434;
     v4881 = v4437;
     const float v4441 = v4901;
     const float v4442 = v4441 * v272;  // kernels/gemm/gemv.cpp:156
-    const float v4444 = v4885;  // kernels/gemm/gemv_rows.hpp:91
+    const float v4444 = v4885;  // kernels/gemm/gemv_rows.hpp:94
     const float v4445 = v4444 + v4442;
     v4885 = v4445;
-    if (v992) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v4452 = v4890;  // kernels/gemm/gemv_rows.hpp:91
+    if (v992) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v4452 = v4890;  // kernels/gemm/gemv_rows.hpp:94
       const float v4453 = v4452 * v113;  // kernels/gemm/gemv.cpp:156
-      const float v4455 = v4874;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4455 = v4874;  // kernels/gemm/gemv_rows.hpp:94
       const float v4456 = v4455 + v4453;
       v4874 = v4456;
       const float v4460 = v4894;
       const float v4461 = v4460 * v166;  // kernels/gemm/gemv.cpp:156
-      const float v4463 = v4878;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4463 = v4878;  // kernels/gemm/gemv_rows.hpp:94
       const float v4464 = v4463 + v4461;
       v4878 = v4464;
       const float v4468 = v4898;
       const float v4469 = v4468 * v219;  // kernels/gemm/gemv.cpp:156
-      const float v4471 = v4882;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4471 = v4882;  // kernels/gemm/gemv_rows.hpp:94
       const float v4472 = v4471 + v4469;
       v4882 = v4472;
       const float v4476 = v4902;
       const float v4477 = v4476 * v272;  // kernels/gemm/gemv.cpp:156
-      const float v4479 = v4886;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4479 = v4886;  // kernels/gemm/gemv_rows.hpp:94
       const float v4480 = v4479 + v4477;
       v4886 = v4480;
     }
-    if (v1099) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v4487 = v4891;  // kernels/gemm/gemv_rows.hpp:91
+    if (v1099) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v4487 = v4891;  // kernels/gemm/gemv_rows.hpp:94
       const float v4488 = v4487 * v113;  // kernels/gemm/gemv.cpp:156
-      const float v4490 = v4875;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4490 = v4875;  // kernels/gemm/gemv_rows.hpp:94
       const float v4491 = v4490 + v4488;
       v4875 = v4491;
       const float v4495 = v4895;
       const float v4496 = v4495 * v166;  // kernels/gemm/gemv.cpp:156
-      const float v4498 = v4879;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4498 = v4879;  // kernels/gemm/gemv_rows.hpp:94
       const float v4499 = v4498 + v4496;
       v4879 = v4499;
       const float v4503 = v4899;
       const float v4504 = v4503 * v219;  // kernels/gemm/gemv.cpp:156
-      const float v4506 = v4883;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4506 = v4883;  // kernels/gemm/gemv_rows.hpp:94
       const float v4507 = v4506 + v4504;
       v4883 = v4507;
       const float v4511 = v4903;
       const float v4512 = v4511 * v272;  // kernels/gemm/gemv.cpp:156
-      const float v4514 = v4887;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4514 = v4887;  // kernels/gemm/gemv_rows.hpp:94
       const float v4515 = v4514 + v4512;
       v4887 = v4515;
     }
-    if (v1206) {  // kernels/gemm/gemv_rows.hpp:89
-      const float v4522 = v4892;  // kernels/gemm/gemv_rows.hpp:91
+    if (v1206) {  // kernels/gemm/gemv_rows.hpp:92
+      const float v4522 = v4892;  // kernels/gemm/gemv_rows.hpp:94
       const float v4523 = v4522 * v113;  // kernels/gemm/gemv.cpp:156
-      const float v4525 = v4876;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4525 = v4876;  // kernels/gemm/gemv_rows.hpp:94
       const float v4526 = v4525 + v4523;
       v4876 = v4526;
       const float v4530 = v4896;
       const float v4531 = v4530 * v166;  // kernels/gemm/gemv.cpp:156
-      const float v4533 = v4880;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4533 = v4880;  // kernels/gemm/gemv_rows.hpp:94
       const float v4534 = v4533 + v4531;
       v4880 = v4534;
       const float v4538 = v4900;
       const float v4539 = v4538 * v219;  // kernels/gemm/gemv.cpp:156
-      const float v4541 = v4884;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4541 = v4884;  // kernels/gemm/gemv_rows.hpp:94
       const float v4542 = v4541 + v4539;
       v4884 = v4542;
       const float v4546 = v4904;
       const float v4547 = v4546 * v272;  // kernels/gemm/gemv.cpp:156
-      const float v4549 = v4888;  // kernels/gemm/gemv_rows.hpp:91
+      const float v4549 = v4888;  // kernels/gemm/gemv_rows.hpp:94
       const float v4550 = v4549 + v4547;
       v4888 = v4550;
     }
   }
-  const float v4553 = v4873;  // kernels/gemm/gemv_rows.hpp:122
+  const float v4553 = v4873;  // kernels/gemm/gemv_rows.hpp:125
   const float v4554 = simd_sum(v4553);
-  const uint v4556 = iron_lane;  // kernels/gemm/gemv_rows.hpp:123
+  const uint v4556 = iron_lane;  // kernels/gemm/gemv_rows.hpp:126
   const bool v4557 = v4556 == 0u;
   if (v4557) {
     const uint v4561 = iron_sg;
     const uint v4562 = v4561 << 4u;
     shm0[v4562] = v4554;
   }
-  const float v4566 = v4877;  // kernels/gemm/gemv_rows.hpp:122
+  const float v4566 = v4877;  // kernels/gemm/gemv_rows.hpp:125
   const float v4567 = simd_sum(v4566);
-  if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
     const uint v4574 = iron_sg;
     const uint v4575 = v4574 << 4u;
     const uint v4576 = v4575 + 4u;
     shm0[v4576] = v4567;
   }
-  const float v4579 = v4881;  // kernels/gemm/gemv_rows.hpp:122
+  const float v4579 = v4881;  // kernels/gemm/gemv_rows.hpp:125
   const float v4580 = simd_sum(v4579);
-  if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
     const uint v4587 = iron_sg;
     const uint v4588 = v4587 << 4u;
     const uint v4589 = v4588 + 8u;
     shm0[v4589] = v4580;
   }
-  const float v4592 = v4885;  // kernels/gemm/gemv_rows.hpp:122
+  const float v4592 = v4885;  // kernels/gemm/gemv_rows.hpp:125
   const float v4593 = simd_sum(v4592);
-  if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+  if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
     const uint v4600 = iron_sg;
     const uint v4601 = v4600 << 4u;
     const uint v4602 = v4601 + 12u;
     shm0[v4602] = v4593;
   }
-  if (v992) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v4608 = v4874;  // kernels/gemm/gemv_rows.hpp:122
+  if (v992) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v4608 = v4874;  // kernels/gemm/gemv_rows.hpp:125
     const float v4609 = simd_sum(v4608);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4616 = iron_sg;
       const uint v4617 = v4616 << 4u;
       const uint v4619 = v4617 + 1u;
       shm0[v4619] = v4609;
     }
-    const float v4621 = v4878;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4621 = v4878;  // kernels/gemm/gemv_rows.hpp:125
     const float v4622 = simd_sum(v4621);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4629 = iron_sg;
       const uint v4630 = v4629 << 4u;
       const uint v4631 = v4630 + 4u;
       const uint v4632 = v4631 + 1u;
       shm0[v4632] = v4622;
     }
-    const float v4634 = v4882;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4634 = v4882;  // kernels/gemm/gemv_rows.hpp:125
     const float v4635 = simd_sum(v4634);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4642 = iron_sg;
       const uint v4643 = v4642 << 4u;
       const uint v4644 = v4643 + 8u;
       const uint v4645 = v4644 + 1u;
       shm0[v4645] = v4635;
     }
-    const float v4647 = v4886;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4647 = v4886;  // kernels/gemm/gemv_rows.hpp:125
     const float v4648 = simd_sum(v4647);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4655 = iron_sg;
       const uint v4656 = v4655 << 4u;
       const uint v4657 = v4656 + 12u;
@@ -3506,36 +3506,36 @@ kernel void iron_gemv_mxfp4_f32(
       shm0[v4658] = v4648;
     }
   }
-  if (v1099) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v4663 = v4875;  // kernels/gemm/gemv_rows.hpp:122
+  if (v1099) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v4663 = v4875;  // kernels/gemm/gemv_rows.hpp:125
     const float v4664 = simd_sum(v4663);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4671 = iron_sg;
       const uint v4672 = v4671 << 4u;
       const uint v4674 = v4672 + 2u;
       shm0[v4674] = v4664;
     }
-    const float v4676 = v4879;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4676 = v4879;  // kernels/gemm/gemv_rows.hpp:125
     const float v4677 = simd_sum(v4676);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4684 = iron_sg;
       const uint v4685 = v4684 << 4u;
       const uint v4686 = v4685 + 4u;
       const uint v4687 = v4686 + 2u;
       shm0[v4687] = v4677;
     }
-    const float v4689 = v4883;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4689 = v4883;  // kernels/gemm/gemv_rows.hpp:125
     const float v4690 = simd_sum(v4689);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4697 = iron_sg;
       const uint v4698 = v4697 << 4u;
       const uint v4699 = v4698 + 8u;
       const uint v4700 = v4699 + 2u;
       shm0[v4700] = v4690;
     }
-    const float v4702 = v4887;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4702 = v4887;  // kernels/gemm/gemv_rows.hpp:125
     const float v4703 = simd_sum(v4702);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4710 = iron_sg;
       const uint v4711 = v4710 << 4u;
       const uint v4712 = v4711 + 12u;
@@ -3543,36 +3543,36 @@ kernel void iron_gemv_mxfp4_f32(
       shm0[v4713] = v4703;
     }
   }
-  if (v1206) {  // kernels/gemm/gemv_rows.hpp:120
-    const float v4718 = v4876;  // kernels/gemm/gemv_rows.hpp:122
+  if (v1206) {  // kernels/gemm/gemv_rows.hpp:123
+    const float v4718 = v4876;  // kernels/gemm/gemv_rows.hpp:125
     const float v4719 = simd_sum(v4718);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4726 = iron_sg;
       const uint v4727 = v4726 << 4u;
       const uint v4729 = v4727 + 3u;
       shm0[v4729] = v4719;
     }
-    const float v4731 = v4880;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4731 = v4880;  // kernels/gemm/gemv_rows.hpp:125
     const float v4732 = simd_sum(v4731);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4739 = iron_sg;
       const uint v4740 = v4739 << 4u;
       const uint v4741 = v4740 + 4u;
       const uint v4742 = v4741 + 3u;
       shm0[v4742] = v4732;
     }
-    const float v4744 = v4884;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4744 = v4884;  // kernels/gemm/gemv_rows.hpp:125
     const float v4745 = simd_sum(v4744);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4752 = iron_sg;
       const uint v4753 = v4752 << 4u;
       const uint v4754 = v4753 + 8u;
       const uint v4755 = v4754 + 3u;
       shm0[v4755] = v4745;
     }
-    const float v4757 = v4888;  // kernels/gemm/gemv_rows.hpp:122
+    const float v4757 = v4888;  // kernels/gemm/gemv_rows.hpp:125
     const float v4758 = simd_sum(v4757);
-    if (v4557) {  // kernels/gemm/gemv_rows.hpp:123
+    if (v4557) {  // kernels/gemm/gemv_rows.hpp:126
       const uint v4765 = iron_sg;
       const uint v4766 = v4765 << 4u;
       const uint v4767 = v4766 + 12u;
@@ -3580,20 +3580,20 @@ kernel void iron_gemv_mxfp4_f32(
       shm0[v4768] = v4758;
     }
   }
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:127
-  const uint v4771 = v59 >> 2u;  // kernels/gemm/gemv_rows.hpp:129
+  threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:130
+  const uint v4771 = v59 >> 2u;  // kernels/gemm/gemv_rows.hpp:132
   const uint v4772 = v12 + v4771;
-  const uint v4774 = v59 & 3u;  // kernels/gemm/gemv_rows.hpp:130
+  const uint v4774 = v59 & 3u;  // kernels/gemm/gemv_rows.hpp:133
   const uint v4775 = v15 + v4774;
-  const bool v4777 = v59 < 16u;  // kernels/gemm/gemv_rows.hpp:131
+  const bool v4777 = v59 < 16u;  // kernels/gemm/gemv_rows.hpp:134
   const bool v4778 = v4772 < v1;
   const bool v4779 = v4777 && v4778;
   const bool v4780 = v4775 < v0;
   const bool v4781 = v4779 && v4780;
   if (v4781) {
-    const float v4782 = shm0[v59];  // kernels/gemm/gemv_rows.hpp:132
+    const float v4782 = shm0[v59];  // kernels/gemm/gemv_rows.hpp:135
     float v4783 = v4782;
-    const uint v4784 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:133
+    const uint v4784 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:136
 
     for (uint v4787 = 1u; v4787 < v4784; v4787 += 1u) {
       const uint v4789 = v4787 << 4u;
@@ -3603,7 +3603,7 @@ kernel void iron_gemv_mxfp4_f32(
       const float v4793 = v4792 + v4791;
       v4783 = v4793;
     }
-    const float v4794 = v4783;  // kernels/gemm/gemv_rows.hpp:134
+    const float v4794 = v4783;  // kernels/gemm/gemv_rows.hpp:137
     const uint v4796 = v4775 * v1;
     const uint v4797 = v4796 + v4772;
     out[v4797] = v4794;
