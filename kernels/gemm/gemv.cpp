@@ -14,9 +14,9 @@
 /// adds scale · Σ x·q and bias · Σ x, so its terms are x·q and x, not x·w.
 ///
 /// ## How it runs
-/// A group of 128 threads owns 4 rows of the weight and 4 rows of x (a tile of 4 × 4 outputs);
+/// A group of G threads (32 to 128) owns 4 rows of the weight and 4 rows of x (4 × 4 outputs);
 /// groups sharing weight rows are adjacent in the grid, so a weight row is read from memory once
-/// for any m. Thread t reads chunks t, t + 128, … of each weight row with 16-byte loads (8
+/// for any m. Thread t reads chunks t, t + G, … of each weight row with 16-byte loads (8
 /// values of T, or 4 words of codes), decodes them 8 at a time and multiplies them with the
 /// matching 8 columns of each x row; the threads' sums then meet through a simdgroup sum and
 /// shared memory. The dense form takes 16-byte chunks when k is a multiple of 8 and single
@@ -32,7 +32,7 @@
 /// - `out [m, n]` T
 ///
 /// ## Dispatch
-/// Tiled: exactly ceil(n / 4) · ceil(m / 4) groups of 128 threads.
+/// Tiled: exactly ceil(n / 4) · ceil(m / 4) groups of 32 to 128 threads (a multiple of 32).
 #include <iron/iron.hpp>
 
 #include "../primitives/affine_quant.hpp"
