@@ -41,10 +41,10 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
   layout(a, "[m, k]");
   layout(b, B_LAYOUT == row_major ? "[k, n]" : "[n, k]");
   layout(out, "[m, n]");
-  gemm::product<T, B_LAYOUT>(a, b, m, n, k, Expr<u32>(0u), Expr<u32>(0u),
-                             [&](const auto& r, const auto& c, const Expr<f32>& sum) {
-                               store(out[r * n + c], cast<T>(sum * alpha));
-                             });
+  gemm::product(a, gemm::DenseB<T, B_LAYOUT>{b, Expr<u32>(0u)}, m, n, k, Expr<u32>(0u),
+                [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+                  store(out[r * n + c], cast<T>(sum * alpha));
+                });
 }
 IRON_KERNEL_VARIANT(iron_gemm, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm, nk, MatrixLayout::ColMajor);
@@ -58,10 +58,10 @@ IRON_KERNEL_TEMPLATE(iron_gemm_batched, (MatrixLayout B_LAYOUT),
   layout_at_least(b, "[(batch - 1) * stride_b + k * n]");
   layout(out, "[batch, m, n]");
   auto z = program_id<2>();
-  gemm::product<T, B_LAYOUT>(a, b, m, n, k, z * stride_a, z * stride_b,
-                             [&](const auto& r, const auto& c, const Expr<f32>& sum) {
-                               store(out[(z * m + r) * n + c], cast<T>(sum * alpha));
-                             });
+  gemm::product(a, gemm::DenseB<T, B_LAYOUT>{b, z * stride_b}, m, n, k, z * stride_a,
+                [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+                  store(out[(z * m + r) * n + c], cast<T>(sum * alpha));
+                });
 }
 IRON_KERNEL_VARIANT(iron_gemm_batched, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm_batched, nk, MatrixLayout::ColMajor);

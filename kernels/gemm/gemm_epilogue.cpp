@@ -61,11 +61,11 @@ IRON_KERNEL_TEMPLATE(iron_gemm_bias, (MatrixLayout B_LAYOUT, Activation ACT),
   declare_operands<B_LAYOUT>(a, b);
   layout(bias, "[n]");
   layout(out, "[m, n]");
-  gemm::product<T, B_LAYOUT>(a, b, m, n, k, Expr<u32>(0u), Expr<u32>(0u),
-                             [&](const auto& r, const auto& c, const Expr<f32>& sum) {
-                               auto biased = fma(sum, Expr<f32>(alpha), cast<f32>(load(bias[c])));
-                               store(out[r * n + c], cast<T>(activate<T, ACT>(biased)));
-                             });
+  gemm::product(a, gemm::DenseB<T, B_LAYOUT>{b, Expr<u32>(0u)}, m, n, k, Expr<u32>(0u),
+                [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+                  auto biased = fma(sum, Expr<f32>(alpha), cast<f32>(load(bias[c])));
+                  store(out[r * n + c], cast<T>(activate<T, ACT>(biased)));
+                });
 }
 IRON_KERNEL_VARIANT(iron_gemm_bias, kn, MatrixLayout::RowMajor, Activation::Identity);
 IRON_KERNEL_VARIANT(iron_gemm_bias, nk, MatrixLayout::ColMajor, Activation::Identity);
@@ -80,12 +80,12 @@ IRON_KERNEL_TEMPLATE(iron_gemm_residual, (MatrixLayout B_LAYOUT),
   declare_operands<B_LAYOUT>(a, b);
   layout(residual, "[m, n]");
   layout(out, "[m, n]");
-  gemm::product<T, B_LAYOUT>(
-      a, b, m, n, k, Expr<u32>(0u), Expr<u32>(0u),
-      [&](const auto& r, const auto& c, const Expr<f32>& sum) {
-        auto at = r * n + c;
-        store(out[at], cast<T>(fma(sum, Expr<f32>(alpha), cast<f32>(load(residual[at])))));
-      });
+  gemm::product(a, gemm::DenseB<T, B_LAYOUT>{b, Expr<u32>(0u)}, m, n, k, Expr<u32>(0u),
+                [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+                  auto at = r * n + c;
+                  store(out[at],
+                        cast<T>(fma(sum, Expr<f32>(alpha), cast<f32>(load(residual[at])))));
+                });
 }
 IRON_KERNEL_VARIANT(iron_gemm_residual, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm_residual, nk, MatrixLayout::ColMajor);
@@ -95,12 +95,12 @@ IRON_KERNEL_TEMPLATE(iron_gemm_beta, (MatrixLayout B_LAYOUT),
                       Constexpr<u32> k, Constexpr<f32> alpha, Constexpr<f32> beta)) {
   declare_operands<B_LAYOUT>(a, b);
   layout(c, "[m, n]");
-  gemm::product<T, B_LAYOUT>(a, b, m, n, k, Expr<u32>(0u), Expr<u32>(0u),
-                             [&](const auto& r, const auto& col, const Expr<f32>& sum) {
-                               auto at = r * n + col;
-                               auto old = cast<f32>(load(c[at]));
-                               store(c[at], cast<T>(fma(sum, Expr<f32>(alpha), old * beta)));
-                             });
+  gemm::product(a, gemm::DenseB<T, B_LAYOUT>{b, Expr<u32>(0u)}, m, n, k, Expr<u32>(0u),
+                [&](const auto& r, const auto& col, const Expr<f32>& sum) {
+                  auto at = r * n + col;
+                  auto old = cast<f32>(load(c[at]));
+                  store(c[at], cast<T>(fma(sum, Expr<f32>(alpha), old * beta)));
+                });
 }
 IRON_KERNEL_VARIANT(iron_gemm_beta, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm_beta, nk, MatrixLayout::ColMajor);

@@ -85,19 +85,66 @@ inline void declare(const std::string& batches = "1") {
   grid("[ceil_div(n, 64), ceil_div(m, 128), " + batches + "]");
 }
 
-/// Computes this group's tile of a · op(b) (`a` [m, k]; `b` [k, n] when B_LAYOUT is row_major,
-/// else [n, k]), each matrix from its base, and calls epilogue(r, c, sum) for every element
-/// (r, c) of the tile inside out, with sum the f32 Σ_p a[r, p] · b(p, c).
-template <class T, dsl::MatrixLayout B_LAYOUT, class Epilogue>
-void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+/// Shared-memory pitch (elements a row) of the b stage for a layout of b: [kBK, kBN] rows for
+/// [k, n] (row_major), [kBN, kBK] for [n, k].
+template <class T, dsl::MatrixLayout B_LAYOUT>
+constexpr std::uint32_t pitch_b() {
+  return B_LAYOUT == dsl::row_major ? kBN + pad<T>() : step_k<T>() + pad<T>();
+}
+
+/// The b operand read from a dense tensor of T from `base`: [k, n] when B_LAYOUT is row_major,
+/// else [n, k]. Every b source gives `product` the same three things: whether its stages can be
+/// filled by 16-byte asynchronous copies, and two ways to fill the stage of k step p0 for
+/// columns col0… of out at `at` in `tile` (pitch pitch_b): `start` (asynchronous when allowed)
+/// and `copy` (element by element, for any shape).
+template <class T, dsl::MatrixLayout B_LAYOUT>
+struct DenseB {
+  static constexpr dsl::MatrixLayout layout = B_LAYOUT;
+  const dsl::Tensor<T>& b;
+  dsl::Expr<dsl::u32> base;
+
+  Matrix<T> matrix(const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k) const {
+    return B_LAYOUT == dsl::row_major ? Matrix<T>{b, base, k, n} : Matrix<T>{b, base, n, k};
+  }
+  dsl::Expr<bool> async_ok(const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k) const {
+    return matrix(n, k).width % kChunk == 0u && base % kChunk == 0u;
+  }
+  void start(const dsl::Shared<T>& tile, const dsl::Expr<dsl::u32>& at,
+             const dsl::Expr<dsl::u32>& p0, const dsl::Expr<dsl::u32>& col0,
+             const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k) const {
+    constexpr std::uint32_t kBK = step_k<T>();
+    constexpr std::uint32_t kPitch = pitch_b<T, B_LAYOUT>();
+    if constexpr (B_LAYOUT == dsl::row_major) {
+      start_tile_copy<T, kBK, kBN>(matrix(n, k), tile, kPitch, at, p0, col0);
+    } else {
+      start_tile_copy<T, kBN, kBK>(matrix(n, k), tile, kPitch, at, col0, p0);
+    }
+  }
+  void copy(const dsl::Shared<T>& tile, const dsl::Expr<dsl::u32>& p0,
+            const dsl::Expr<dsl::u32>& col0, const dsl::Expr<dsl::u32>& n,
+            const dsl::Expr<dsl::u32>& k) const {
+    constexpr std::uint32_t kBK = step_k<T>();
+    constexpr std::uint32_t kPitch = pitch_b<T, B_LAYOUT>();
+    if constexpr (B_LAYOUT == dsl::row_major) {
+      copy_tile<T>(matrix(n, k), tile, kPitch, p0, col0, kBK, kBN);
+    } else {
+      copy_tile<T>(matrix(n, k), tile, kPitch, col0, p0, kBN, kBK);
+    }
+  }
+};
+
+/// Computes this group's tile of a · op(b) (`a` [m, k] from `a_base`; `b` a b source such as
+/// DenseB) and calls epilogue(r, c, sum) for every element (r, c) of the tile inside out, with
+/// sum the f32 Σ_p a[r, p] · b(p, c).
+template <class T, class BSource, class Epilogue>
+void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
              const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
-             const dsl::Expr<dsl::u32>& a_base, const dsl::Expr<dsl::u32>& b_base,
-             Epilogue&& epilogue) {
+             const dsl::Expr<dsl::u32>& a_base, Epilogue&& epilogue) {
   using namespace iron::dsl;
   constexpr std::uint32_t kBK = step_k<T>();
   constexpr std::uint32_t kPitchA = kBK + pad<T>();
-  constexpr bool kb_rows = B_LAYOUT == row_major;  // b is [k, n]
-  constexpr std::uint32_t kPitchB = kb_rows ? kBN + pad<T>() : kBK + pad<T>();
+  constexpr bool kb_rows = BSource::layout == row_major;  // b is [k, n]
+  constexpr std::uint32_t kPitchB = pitch_b<T, BSource::layout>();
 
   // Two stages of each tile: one being multiplied while the next one's copies land.
   constexpr std::uint32_t kStageA = kBM * kPitchA;
@@ -110,7 +157,6 @@ void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<d
   auto warp_row = warp / (kBN / kWN) * kWM;
   auto warp_col = warp % (kBN / kWN) * kWN;
   const Matrix<T> ma{a, a_base, m, k};
-  const Matrix<T> mb = kb_rows ? Matrix<T>{b, b_base, k, n} : Matrix<T>{b, b_base, n, k};
 
   FragAcc<kWM, kWN> acc;
   FragA<T, kWM, 16> fa;
@@ -127,17 +173,12 @@ void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<d
       mma(acc, fa, fb);
     }
   };
-  IRON_IF(k % kChunk == 0u && mb.width % kChunk == 0u && a_base % kChunk == 0u &&
-          b_base % kChunk == 0u) {
+  IRON_IF(k % kChunk == 0u && a_base % kChunk == 0u && bsrc.async_ok(n, k)) {
     // Whole 16-byte pieces: step p0 + kBK's tiles are copied asynchronously while step p0's
     // are multiplied.
     const auto start = [&](const Expr<u32>& p0, const Expr<u32>& stage) {
       start_tile_copy<T, kBM, kBK>(ma, tile_a, kPitchA, stage * kStageA, row0, p0);
-      if constexpr (kb_rows) {
-        start_tile_copy<T, kBK, kBN>(mb, tile_b, kPitchB, stage * kStageB, p0, col0);
-      } else {
-        start_tile_copy<T, kBN, kBK>(mb, tile_b, kPitchB, stage * kStageB, col0, p0);
-      }
+      bsrc.start(tile_b, stage * kStageB, p0, col0, n, k);
     };
     start(Expr<u32>(0u), Expr<u32>(0u));
     async_commit();
@@ -154,11 +195,7 @@ void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<d
   IRON_ELSE {
     for (auto p0 : range(0u, k, kBK)) {
       copy_tile<T>(ma, tile_a, kPitchA, row0, p0, kBM, kBK);
-      if constexpr (kb_rows) {
-        copy_tile<T>(mb, tile_b, kPitchB, p0, col0, kBK, kBN);
-      } else {
-        copy_tile<T>(mb, tile_b, kPitchB, col0, p0, kBN, kBK);
-      }
+      bsrc.copy(tile_b, p0, col0, n, k);
       barrier();
       multiply(Expr<u32>(0u), Expr<u32>(0u));
       barrier();

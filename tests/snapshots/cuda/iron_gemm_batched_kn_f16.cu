@@ -207,34 +207,34 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
   const unsigned int v5 = stride_b;
   const float v6 = alpha;
   const unsigned int v7 = blockIdx.z;  // kernels/gemm/gemm.cpp:60
-  const unsigned int v8 = v7 * v5;  // kernels/gemm/gemm.cpp:61
-  const unsigned int v9 = v7 * v4;
-  const unsigned int v11 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v8 = v7 * v4;  // kernels/gemm/gemm.cpp:61
+  const unsigned int v9 = v7 * v5;
+  const unsigned int v11 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v12 = v11 << 7u;
-  const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v15 = v14 << 6u;
-  const unsigned int v16 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v16 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v20 = v19 << 6u;
-  const unsigned int v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v24 = v23 << 5u;
-  iron_frag<float, 2, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v26, 0.0f);
-  iron_frag<__half, 0, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__half, 0, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v28, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__half, 1, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v30, __float2half_rn(0.0f));
-  const unsigned int v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v34 = v33 == 0u;
-  const unsigned int v37 = v2 & 7u;
+  const unsigned int v37 = v8 & 7u;
   const bool v38 = v37 == 0u;
   const bool v39 = v34 && v38;
-  const unsigned int v42 = v9 & 7u;
+  const unsigned int v42 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
   const bool v43 = v42 == 0u;
-  const bool v44 = v39 && v43;
-  const unsigned int v47 = v8 & 7u;
-  const bool v48 = v47 == 0u;
-  const bool v49 = v44 && v48;
+  const unsigned int v46 = v9 & 7u;
+  const bool v47 = v46 == 0u;
+  const bool v48 = v43 && v47;
+  const bool v49 = v39 && v48;  // kernels/gemm/gemm_tiles.hpp:176
   if (v49) {
     const unsigned int v55 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v58 = v55 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
@@ -245,9 +245,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const bool v66 = v62 < v3;
     const bool v67 = v64 && v66;
     const unsigned int v69 = v63 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v70 = v9 + v69;
+    const unsigned int v70 = v8 + v69;
     const unsigned int v72 = v70 + v62;
-    const unsigned int v73 = v67 ? v72 : v9;
+    const unsigned int v73 = v67 ? v72 : v8;
     const unsigned int v75 = v58 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v77 = v75 + v62;
     iron_copy_async(shm0 + v77, a + v73, v67);
@@ -260,9 +260,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const bool v90 = v86 < v3;
     const bool v91 = v88 && v90;
     const unsigned int v93 = v87 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v94 = v9 + v93;
+    const unsigned int v94 = v8 + v93;
     const unsigned int v96 = v94 + v86;
-    const unsigned int v97 = v91 ? v96 : v9;
+    const unsigned int v97 = v91 ? v96 : v8;
     const unsigned int v99 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v101 = v99 + v86;
     iron_copy_async(shm0 + v101, a + v97, v91);
@@ -275,9 +275,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const bool v114 = v110 < v3;
     const bool v115 = v112 && v114;
     const unsigned int v117 = v111 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v118 = v9 + v117;
+    const unsigned int v118 = v8 + v117;
     const unsigned int v120 = v118 + v110;
-    const unsigned int v121 = v115 ? v120 : v9;
+    const unsigned int v121 = v115 ? v120 : v8;
     const unsigned int v123 = v106 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v125 = v123 + v110;
     iron_copy_async(shm0 + v125, a + v121, v115);
@@ -290,9 +290,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const bool v138 = v134 < v3;
     const bool v139 = v136 && v138;
     const unsigned int v141 = v135 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v142 = v9 + v141;
+    const unsigned int v142 = v8 + v141;
     const unsigned int v144 = v142 + v134;
-    const unsigned int v145 = v139 ? v144 : v9;
+    const unsigned int v145 = v139 ? v144 : v8;
     const unsigned int v147 = v130 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v149 = v147 + v134;
     iron_copy_async(shm0 + v149, a + v145, v139);
@@ -304,10 +304,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const bool v164 = v163 < v2;
     const bool v165 = v162 && v164;
     const unsigned int v167 = v156 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v168 = v8 + v167;
+    const unsigned int v168 = v9 + v167;
     const unsigned int v169 = v168 + v15;
     const unsigned int v170 = v169 + v160;
-    const unsigned int v171 = v165 ? v170 : v8;
+    const unsigned int v171 = v165 ? v170 : v9;
     const unsigned int v173 = v156 * 72u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v175 = v173 + v160;
     iron_copy_async(shm1 + v175, b + v171, v165);
@@ -319,30 +319,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const bool v188 = v187 < v2;
     const bool v189 = v186 && v188;
     const unsigned int v191 = v180 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v192 = v8 + v191;
+    const unsigned int v192 = v9 + v191;
     const unsigned int v193 = v192 + v15;
     const unsigned int v194 = v193 + v184;
-    const unsigned int v195 = v189 ? v194 : v8;
+    const unsigned int v195 = v189 ? v194 : v9;
     const unsigned int v197 = v180 * 72u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v199 = v197 + v184;
     iron_copy_async(shm1 + v199, b + v195, v189);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v369 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v369 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v202 = 0u; v202 < v3; v202 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v205 = v202 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v202 = 0u; v202 < v3; v202 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v205 = v202 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v206 = v205 & 1u;
-      const unsigned int v208 = v202 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v208 = v202 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v209 = v208 < v3;
       if (v209) {
         const unsigned int v211 = 1u - v206;
-        const unsigned int v215 = v211 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v215 = v211 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v227 = v208 + v62;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v228 = v227 < v3;
         const bool v229 = v64 && v228;
         const unsigned int v233 = v70 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v234 = v233 + v62;
-        const unsigned int v235 = v229 ? v234 : v9;
+        const unsigned int v235 = v229 ? v234 : v8;
         const unsigned int v238 = v215 + v75;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v239 = v238 + v62;
         iron_copy_async(shm0 + v239, a + v235, v229);
@@ -351,7 +351,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const bool v253 = v88 && v252;
         const unsigned int v257 = v94 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v258 = v257 + v86;
-        const unsigned int v259 = v253 ? v258 : v9;
+        const unsigned int v259 = v253 ? v258 : v8;
         const unsigned int v262 = v215 + v99;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v263 = v262 + v86;
         iron_copy_async(shm0 + v263, a + v259, v253);
@@ -360,7 +360,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const bool v277 = v112 && v276;
         const unsigned int v281 = v118 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v282 = v281 + v110;
-        const unsigned int v283 = v277 ? v282 : v9;
+        const unsigned int v283 = v277 ? v282 : v8;
         const unsigned int v286 = v215 + v123;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v287 = v286 + v110;
         iron_copy_async(shm0 + v287, a + v283, v277);
@@ -369,19 +369,19 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const bool v301 = v136 && v300;
         const unsigned int v305 = v142 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v306 = v305 + v134;
-        const unsigned int v307 = v301 ? v306 : v9;
+        const unsigned int v307 = v301 ? v306 : v8;
         const unsigned int v310 = v215 + v147;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v311 = v310 + v134;
         iron_copy_async(shm0 + v311, a + v307, v301);
-        const unsigned int v313 = v211 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v313 = v211 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v323 = v208 + v156;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v324 = v323 < v3;
         const bool v327 = v324 && v164;
         const unsigned int v329 = v323 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v330 = v8 + v329;
+        const unsigned int v330 = v9 + v329;
         const unsigned int v331 = v330 + v15;
         const unsigned int v332 = v331 + v160;
-        const unsigned int v333 = v327 ? v332 : v8;
+        const unsigned int v333 = v327 ? v332 : v9;
         const unsigned int v336 = v313 + v173;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v337 = v336 + v160;
         iron_copy_async(shm1 + v337, b + v333, v327);
@@ -389,40 +389,40 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const bool v348 = v347 < v3;
         const bool v351 = v348 && v188;
         const unsigned int v353 = v347 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v354 = v8 + v353;
+        const unsigned int v354 = v9 + v353;
         const unsigned int v355 = v354 + v15;
         const unsigned int v356 = v355 + v184;
-        const unsigned int v357 = v351 ? v356 : v8;
+        const unsigned int v357 = v351 ? v356 : v9;
         const unsigned int v360 = v313 + v197;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v361 = v360 + v184;
         iron_copy_async(shm1 + v361, b + v357, v351);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v363 = v206 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v363 = v206 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v365 = v206 * 5120u;
-      const unsigned int v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v28, shm0, v370, 40u);
-      const unsigned int v375 = v363 + v24;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v375 = v363 + v24;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v30, shm1, v375, 72u);
-      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v381 = v370 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v381 = v370 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v28, shm0, v381, 40u);
-      const unsigned int v384 = v363 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v384 = v363 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const unsigned int v385 = v384 + v24;
       iron_frag_load_shared<false>(v30, shm1, v385, 72u);
-      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v389 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v390 = threadIdx.x;
-    const unsigned int v446 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v446 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const unsigned int v458 = v446 + 16u;
-    const unsigned int v462 = 1152u + v24;  // kernels/gemm/gemm_tiles.hpp:123
+    const unsigned int v462 = 1152u + v24;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (unsigned int v388 = 0u; v388 < v3; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v388 = 0u; v388 < v3; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -433,7 +433,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const bool v401 = v398 && v400;
         if (v401) {
           const unsigned int v403 = v397 * v3;  // kernels/gemm/gemm_tiles.hpp:73
-          const unsigned int v404 = v9 + v403;
+          const unsigned int v404 = v8 + v403;
           const unsigned int v405 = v404 + v388;
           const unsigned int v406 = v405 + v396;
           const __half v407 = a[v406];
@@ -457,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const bool v427 = v424 && v426;
         if (v427) {
           const unsigned int v429 = v423 * v2;  // kernels/gemm/gemm_tiles.hpp:73
-          const unsigned int v430 = v8 + v429;
+          const unsigned int v430 = v9 + v429;
           const unsigned int v431 = v430 + v15;
           const unsigned int v432 = v431 + v422;
           const __half v433 = b[v432];
@@ -470,23 +470,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
           shm1[v439] = __float2half_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v28, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v30, shm1, v24, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v28, shm0, v458, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v30, shm1, v462, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v28, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v30, shm1, v24, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v28, shm0, v458, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v30, shm1, v462, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v463 = static_cast<unsigned int>(v26.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v463 = static_cast<unsigned int>(v26.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v464 = v12 + v20;
   const unsigned int v465 = v464 + v463;
-  const unsigned int v466 = static_cast<unsigned int>(v26.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v466 = static_cast<unsigned int>(v26.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v467 = v15 + v24;
   const unsigned int v468 = v467 + v466;
-  const bool v469 = v465 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v469 = v465 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v470 = v468 < v2;
   const bool v471 = v469 && v470;
   if (v471) {
@@ -499,11 +499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v478 = v477 + v468;
     out[v478] = v474;
   }
-  const unsigned int v479 = static_cast<unsigned int>(v26.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v479 = static_cast<unsigned int>(v26.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v481 = v464 + v479;
-  const unsigned int v482 = static_cast<unsigned int>(v26.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v482 = static_cast<unsigned int>(v26.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v484 = v467 + v482;
-  const bool v485 = v481 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v485 = v481 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v486 = v484 < v2;
   const bool v487 = v485 && v486;
   if (v487) {
@@ -516,11 +516,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v494 = v493 + v484;
     out[v494] = v490;
   }
-  const unsigned int v495 = static_cast<unsigned int>(v26.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v495 = static_cast<unsigned int>(v26.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v497 = v464 + v495;
-  const unsigned int v498 = static_cast<unsigned int>(v26.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v498 = static_cast<unsigned int>(v26.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v500 = v467 + v498;
-  const bool v501 = v497 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v501 = v497 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v502 = v500 < v2;
   const bool v503 = v501 && v502;
   if (v503) {
@@ -533,11 +533,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v510 = v509 + v500;
     out[v510] = v506;
   }
-  const unsigned int v511 = static_cast<unsigned int>(v26.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v511 = static_cast<unsigned int>(v26.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v513 = v464 + v511;
-  const unsigned int v514 = static_cast<unsigned int>(v26.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v514 = static_cast<unsigned int>(v26.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v516 = v467 + v514;
-  const bool v517 = v513 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v517 = v513 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v518 = v516 < v2;
   const bool v519 = v517 && v518;
   if (v519) {
@@ -550,11 +550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v526 = v525 + v516;
     out[v526] = v522;
   }
-  const unsigned int v527 = static_cast<unsigned int>(v26.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v527 = static_cast<unsigned int>(v26.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v529 = v464 + v527;
-  const unsigned int v530 = static_cast<unsigned int>(v26.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v530 = static_cast<unsigned int>(v26.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v532 = v467 + v530;
-  const bool v533 = v529 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v533 = v529 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v534 = v532 < v2;
   const bool v535 = v533 && v534;
   if (v535) {
@@ -567,11 +567,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v542 = v541 + v532;
     out[v542] = v538;
   }
-  const unsigned int v543 = static_cast<unsigned int>(v26.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v543 = static_cast<unsigned int>(v26.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v545 = v464 + v543;
-  const unsigned int v546 = static_cast<unsigned int>(v26.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v546 = static_cast<unsigned int>(v26.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v548 = v467 + v546;
-  const bool v549 = v545 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v549 = v545 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v550 = v548 < v2;
   const bool v551 = v549 && v550;
   if (v551) {
@@ -584,11 +584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v558 = v557 + v548;
     out[v558] = v554;
   }
-  const unsigned int v559 = static_cast<unsigned int>(v26.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v559 = static_cast<unsigned int>(v26.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v561 = v464 + v559;
-  const unsigned int v562 = static_cast<unsigned int>(v26.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v562 = static_cast<unsigned int>(v26.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v564 = v467 + v562;
-  const bool v565 = v561 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v565 = v561 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v566 = v564 < v2;
   const bool v567 = v565 && v566;
   if (v567) {
@@ -601,11 +601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v574 = v573 + v564;
     out[v574] = v570;
   }
-  const unsigned int v575 = static_cast<unsigned int>(v26.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v575 = static_cast<unsigned int>(v26.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v577 = v464 + v575;
-  const unsigned int v578 = static_cast<unsigned int>(v26.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v578 = static_cast<unsigned int>(v26.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v580 = v467 + v578;
-  const bool v581 = v577 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v581 = v577 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v582 = v580 < v2;
   const bool v583 = v581 && v582;
   if (v583) {
@@ -618,11 +618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v590 = v589 + v580;
     out[v590] = v586;
   }
-  const unsigned int v591 = static_cast<unsigned int>(v26.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v591 = static_cast<unsigned int>(v26.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v593 = v464 + v591;
-  const unsigned int v594 = static_cast<unsigned int>(v26.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v594 = static_cast<unsigned int>(v26.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v596 = v467 + v594;
-  const bool v597 = v593 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v597 = v593 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v598 = v596 < v2;
   const bool v599 = v597 && v598;
   if (v599) {
@@ -635,11 +635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v606 = v605 + v596;
     out[v606] = v602;
   }
-  const unsigned int v607 = static_cast<unsigned int>(v26.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v607 = static_cast<unsigned int>(v26.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v609 = v464 + v607;
-  const unsigned int v610 = static_cast<unsigned int>(v26.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v610 = static_cast<unsigned int>(v26.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v612 = v467 + v610;
-  const bool v613 = v609 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v613 = v609 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v614 = v612 < v2;
   const bool v615 = v613 && v614;
   if (v615) {
@@ -652,11 +652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v622 = v621 + v612;
     out[v622] = v618;
   }
-  const unsigned int v623 = static_cast<unsigned int>(v26.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v623 = static_cast<unsigned int>(v26.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v625 = v464 + v623;
-  const unsigned int v626 = static_cast<unsigned int>(v26.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v626 = static_cast<unsigned int>(v26.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v628 = v467 + v626;
-  const bool v629 = v625 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v629 = v625 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v630 = v628 < v2;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -669,11 +669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v638 = v637 + v628;
     out[v638] = v634;
   }
-  const unsigned int v639 = static_cast<unsigned int>(v26.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v639 = static_cast<unsigned int>(v26.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v641 = v464 + v639;
-  const unsigned int v642 = static_cast<unsigned int>(v26.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v642 = static_cast<unsigned int>(v26.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v644 = v467 + v642;
-  const bool v645 = v641 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v645 = v641 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v646 = v644 < v2;
   const bool v647 = v645 && v646;
   if (v647) {
@@ -686,11 +686,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v654 = v653 + v644;
     out[v654] = v650;
   }
-  const unsigned int v655 = static_cast<unsigned int>(v26.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v655 = static_cast<unsigned int>(v26.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v657 = v464 + v655;
-  const unsigned int v658 = static_cast<unsigned int>(v26.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v658 = static_cast<unsigned int>(v26.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v660 = v467 + v658;
-  const bool v661 = v657 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v661 = v657 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v662 = v660 < v2;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -703,11 +703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v670 = v669 + v660;
     out[v670] = v666;
   }
-  const unsigned int v671 = static_cast<unsigned int>(v26.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v671 = static_cast<unsigned int>(v26.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v673 = v464 + v671;
-  const unsigned int v674 = static_cast<unsigned int>(v26.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v674 = static_cast<unsigned int>(v26.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v676 = v467 + v674;
-  const bool v677 = v673 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v677 = v673 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v678 = v676 < v2;
   const bool v679 = v677 && v678;
   if (v679) {
@@ -720,11 +720,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v686 = v685 + v676;
     out[v686] = v682;
   }
-  const unsigned int v687 = static_cast<unsigned int>(v26.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v687 = static_cast<unsigned int>(v26.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v689 = v464 + v687;
-  const unsigned int v690 = static_cast<unsigned int>(v26.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v690 = static_cast<unsigned int>(v26.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v692 = v467 + v690;
-  const bool v693 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v693 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v694 = v692 < v2;
   const bool v695 = v693 && v694;
   if (v695) {
@@ -737,11 +737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v702 = v701 + v692;
     out[v702] = v698;
   }
-  const unsigned int v703 = static_cast<unsigned int>(v26.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v703 = static_cast<unsigned int>(v26.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v705 = v464 + v703;
-  const unsigned int v706 = static_cast<unsigned int>(v26.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v706 = static_cast<unsigned int>(v26.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v708 = v467 + v706;
-  const bool v709 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v709 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v710 = v708 < v2;
   const bool v711 = v709 && v710;
   if (v711) {
@@ -754,11 +754,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v718 = v717 + v708;
     out[v718] = v714;
   }
-  const unsigned int v719 = static_cast<unsigned int>(v26.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v719 = static_cast<unsigned int>(v26.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v721 = v464 + v719;
-  const unsigned int v722 = static_cast<unsigned int>(v26.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v722 = static_cast<unsigned int>(v26.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v724 = v467 + v722;
-  const bool v725 = v721 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v725 = v721 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v726 = v724 < v2;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -771,11 +771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v734 = v733 + v724;
     out[v734] = v730;
   }
-  const unsigned int v735 = static_cast<unsigned int>(v26.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v735 = static_cast<unsigned int>(v26.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v737 = v464 + v735;
-  const unsigned int v738 = static_cast<unsigned int>(v26.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v738 = static_cast<unsigned int>(v26.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v740 = v467 + v738;
-  const bool v741 = v737 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v741 = v737 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v742 = v740 < v2;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -788,11 +788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v750 = v749 + v740;
     out[v750] = v746;
   }
-  const unsigned int v751 = static_cast<unsigned int>(v26.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v751 = static_cast<unsigned int>(v26.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v753 = v464 + v751;
-  const unsigned int v754 = static_cast<unsigned int>(v26.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v754 = static_cast<unsigned int>(v26.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v756 = v467 + v754;
-  const bool v757 = v753 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v757 = v753 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v758 = v756 < v2;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -805,11 +805,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v766 = v765 + v756;
     out[v766] = v762;
   }
-  const unsigned int v767 = static_cast<unsigned int>(v26.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v767 = static_cast<unsigned int>(v26.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v769 = v464 + v767;
-  const unsigned int v770 = static_cast<unsigned int>(v26.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v770 = static_cast<unsigned int>(v26.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v772 = v467 + v770;
-  const bool v773 = v769 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v773 = v769 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v774 = v772 < v2;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -822,11 +822,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v782 = v781 + v772;
     out[v782] = v778;
   }
-  const unsigned int v783 = static_cast<unsigned int>(v26.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v783 = static_cast<unsigned int>(v26.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v785 = v464 + v783;
-  const unsigned int v786 = static_cast<unsigned int>(v26.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v786 = static_cast<unsigned int>(v26.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v788 = v467 + v786;
-  const bool v789 = v785 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v789 = v785 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v790 = v788 < v2;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -839,11 +839,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v798 = v797 + v788;
     out[v798] = v794;
   }
-  const unsigned int v799 = static_cast<unsigned int>(v26.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v799 = static_cast<unsigned int>(v26.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v801 = v464 + v799;
-  const unsigned int v802 = static_cast<unsigned int>(v26.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v802 = static_cast<unsigned int>(v26.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v804 = v467 + v802;
-  const bool v805 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v805 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v806 = v804 < v2;
   const bool v807 = v805 && v806;
   if (v807) {
@@ -856,11 +856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v814 = v813 + v804;
     out[v814] = v810;
   }
-  const unsigned int v815 = static_cast<unsigned int>(v26.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v815 = static_cast<unsigned int>(v26.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v817 = v464 + v815;
-  const unsigned int v818 = static_cast<unsigned int>(v26.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v818 = static_cast<unsigned int>(v26.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v820 = v467 + v818;
-  const bool v821 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v821 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v822 = v820 < v2;
   const bool v823 = v821 && v822;
   if (v823) {
@@ -873,11 +873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v830 = v829 + v820;
     out[v830] = v826;
   }
-  const unsigned int v831 = static_cast<unsigned int>(v26.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v831 = static_cast<unsigned int>(v26.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v833 = v464 + v831;
-  const unsigned int v834 = static_cast<unsigned int>(v26.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v834 = static_cast<unsigned int>(v26.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v836 = v467 + v834;
-  const bool v837 = v833 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v837 = v833 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v838 = v836 < v2;
   const bool v839 = v837 && v838;
   if (v839) {
@@ -890,11 +890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v846 = v845 + v836;
     out[v846] = v842;
   }
-  const unsigned int v847 = static_cast<unsigned int>(v26.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v847 = static_cast<unsigned int>(v26.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v849 = v464 + v847;
-  const unsigned int v850 = static_cast<unsigned int>(v26.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v850 = static_cast<unsigned int>(v26.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v852 = v467 + v850;
-  const bool v853 = v849 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v853 = v849 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v854 = v852 < v2;
   const bool v855 = v853 && v854;
   if (v855) {
@@ -907,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v862 = v861 + v852;
     out[v862] = v858;
   }
-  const unsigned int v863 = static_cast<unsigned int>(v26.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v863 = static_cast<unsigned int>(v26.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v865 = v464 + v863;
-  const unsigned int v866 = static_cast<unsigned int>(v26.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v866 = static_cast<unsigned int>(v26.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v868 = v467 + v866;
-  const bool v869 = v865 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v869 = v865 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v870 = v868 < v2;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -924,11 +924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v878 = v877 + v868;
     out[v878] = v874;
   }
-  const unsigned int v879 = static_cast<unsigned int>(v26.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v879 = static_cast<unsigned int>(v26.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v881 = v464 + v879;
-  const unsigned int v882 = static_cast<unsigned int>(v26.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v882 = static_cast<unsigned int>(v26.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v884 = v467 + v882;
-  const bool v885 = v881 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v885 = v881 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v886 = v884 < v2;
   const bool v887 = v885 && v886;
   if (v887) {
@@ -941,11 +941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v894 = v893 + v884;
     out[v894] = v890;
   }
-  const unsigned int v895 = static_cast<unsigned int>(v26.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v895 = static_cast<unsigned int>(v26.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v897 = v464 + v895;
-  const unsigned int v898 = static_cast<unsigned int>(v26.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v898 = static_cast<unsigned int>(v26.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v900 = v467 + v898;
-  const bool v901 = v897 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v901 = v897 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v902 = v900 < v2;
   const bool v903 = v901 && v902;
   if (v903) {
@@ -958,11 +958,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v910 = v909 + v900;
     out[v910] = v906;
   }
-  const unsigned int v911 = static_cast<unsigned int>(v26.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v911 = static_cast<unsigned int>(v26.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v913 = v464 + v911;
-  const unsigned int v914 = static_cast<unsigned int>(v26.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v914 = static_cast<unsigned int>(v26.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v916 = v467 + v914;
-  const bool v917 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v917 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v918 = v916 < v2;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -975,11 +975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v926 = v925 + v916;
     out[v926] = v922;
   }
-  const unsigned int v927 = static_cast<unsigned int>(v26.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v927 = static_cast<unsigned int>(v26.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v929 = v464 + v927;
-  const unsigned int v930 = static_cast<unsigned int>(v26.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v930 = static_cast<unsigned int>(v26.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v932 = v467 + v930;
-  const bool v933 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v933 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v934 = v932 < v2;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -992,11 +992,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v942 = v941 + v932;
     out[v942] = v938;
   }
-  const unsigned int v943 = static_cast<unsigned int>(v26.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v943 = static_cast<unsigned int>(v26.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v945 = v464 + v943;
-  const unsigned int v946 = static_cast<unsigned int>(v26.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v946 = static_cast<unsigned int>(v26.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v948 = v467 + v946;
-  const bool v949 = v945 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v949 = v945 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v950 = v948 < v2;
   const bool v951 = v949 && v950;
   if (v951) {
@@ -1009,11 +1009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v958 = v957 + v948;
     out[v958] = v954;
   }
-  const unsigned int v959 = static_cast<unsigned int>(v26.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v959 = static_cast<unsigned int>(v26.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v961 = v464 + v959;
-  const unsigned int v962 = static_cast<unsigned int>(v26.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v962 = static_cast<unsigned int>(v26.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v964 = v467 + v962;
-  const bool v965 = v961 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v965 = v961 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v966 = v964 < v2;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -1026,11 +1026,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v974 = v973 + v964;
     out[v974] = v970;
   }
-  const unsigned int v975 = static_cast<unsigned int>(v26.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v975 = static_cast<unsigned int>(v26.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v977 = v464 + v975;
-  const unsigned int v978 = static_cast<unsigned int>(v26.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v978 = static_cast<unsigned int>(v26.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v980 = v467 + v978;
-  const bool v981 = v977 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v981 = v977 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v982 = v980 < v2;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -1043,11 +1043,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v990 = v989 + v980;
     out[v990] = v986;
   }
-  const unsigned int v991 = static_cast<unsigned int>(v26.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v991 = static_cast<unsigned int>(v26.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v993 = v464 + v991;
-  const unsigned int v994 = static_cast<unsigned int>(v26.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v994 = static_cast<unsigned int>(v26.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v996 = v467 + v994;
-  const bool v997 = v993 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v997 = v993 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v998 = v996 < v2;
   const bool v999 = v997 && v998;
   if (v999) {
@@ -1060,11 +1060,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1006 = v1005 + v996;
     out[v1006] = v1002;
   }
-  const unsigned int v1007 = static_cast<unsigned int>(v26.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1007 = static_cast<unsigned int>(v26.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1009 = v464 + v1007;
-  const unsigned int v1010 = static_cast<unsigned int>(v26.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1010 = static_cast<unsigned int>(v26.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1012 = v467 + v1010;
-  const bool v1013 = v1009 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1013 = v1009 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1014 = v1012 < v2;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -1077,11 +1077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1022 = v1021 + v1012;
     out[v1022] = v1018;
   }
-  const unsigned int v1023 = static_cast<unsigned int>(v26.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1023 = static_cast<unsigned int>(v26.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1025 = v464 + v1023;
-  const unsigned int v1026 = static_cast<unsigned int>(v26.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1026 = static_cast<unsigned int>(v26.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1028 = v467 + v1026;
-  const bool v1029 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1029 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1030 = v1028 < v2;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -1094,11 +1094,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1038 = v1037 + v1028;
     out[v1038] = v1034;
   }
-  const unsigned int v1039 = static_cast<unsigned int>(v26.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1039 = static_cast<unsigned int>(v26.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1041 = v464 + v1039;
-  const unsigned int v1042 = static_cast<unsigned int>(v26.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1042 = static_cast<unsigned int>(v26.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1044 = v467 + v1042;
-  const bool v1045 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1045 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1046 = v1044 < v2;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -1111,11 +1111,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1054 = v1053 + v1044;
     out[v1054] = v1050;
   }
-  const unsigned int v1055 = static_cast<unsigned int>(v26.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1055 = static_cast<unsigned int>(v26.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1057 = v464 + v1055;
-  const unsigned int v1058 = static_cast<unsigned int>(v26.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1058 = static_cast<unsigned int>(v26.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1060 = v467 + v1058;
-  const bool v1061 = v1057 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1061 = v1057 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1062 = v1060 < v2;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -1128,11 +1128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1070 = v1069 + v1060;
     out[v1070] = v1066;
   }
-  const unsigned int v1071 = static_cast<unsigned int>(v26.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1071 = static_cast<unsigned int>(v26.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1073 = v464 + v1071;
-  const unsigned int v1074 = static_cast<unsigned int>(v26.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1074 = static_cast<unsigned int>(v26.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1076 = v467 + v1074;
-  const bool v1077 = v1073 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1077 = v1073 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1078 = v1076 < v2;
   const bool v1079 = v1077 && v1078;
   if (v1079) {
@@ -1145,11 +1145,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1086 = v1085 + v1076;
     out[v1086] = v1082;
   }
-  const unsigned int v1087 = static_cast<unsigned int>(v26.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1087 = static_cast<unsigned int>(v26.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1089 = v464 + v1087;
-  const unsigned int v1090 = static_cast<unsigned int>(v26.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1090 = static_cast<unsigned int>(v26.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1092 = v467 + v1090;
-  const bool v1093 = v1089 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1093 = v1089 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1094 = v1092 < v2;
   const bool v1095 = v1093 && v1094;
   if (v1095) {
@@ -1162,11 +1162,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1102 = v1101 + v1092;
     out[v1102] = v1098;
   }
-  const unsigned int v1103 = static_cast<unsigned int>(v26.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1103 = static_cast<unsigned int>(v26.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1105 = v464 + v1103;
-  const unsigned int v1106 = static_cast<unsigned int>(v26.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1106 = static_cast<unsigned int>(v26.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1108 = v467 + v1106;
-  const bool v1109 = v1105 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1109 = v1105 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1110 = v1108 < v2;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1179,11 +1179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1118 = v1117 + v1108;
     out[v1118] = v1114;
   }
-  const unsigned int v1119 = static_cast<unsigned int>(v26.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1119 = static_cast<unsigned int>(v26.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1121 = v464 + v1119;
-  const unsigned int v1122 = static_cast<unsigned int>(v26.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1122 = static_cast<unsigned int>(v26.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1124 = v467 + v1122;
-  const bool v1125 = v1121 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1125 = v1121 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1126 = v1124 < v2;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1196,11 +1196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1134 = v1133 + v1124;
     out[v1134] = v1130;
   }
-  const unsigned int v1135 = static_cast<unsigned int>(v26.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1135 = static_cast<unsigned int>(v26.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1137 = v464 + v1135;
-  const unsigned int v1138 = static_cast<unsigned int>(v26.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1138 = static_cast<unsigned int>(v26.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1140 = v467 + v1138;
-  const bool v1141 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1141 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1142 = v1140 < v2;
   const bool v1143 = v1141 && v1142;
   if (v1143) {
@@ -1213,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1150 = v1149 + v1140;
     out[v1150] = v1146;
   }
-  const unsigned int v1151 = static_cast<unsigned int>(v26.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1151 = static_cast<unsigned int>(v26.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1153 = v464 + v1151;
-  const unsigned int v1154 = static_cast<unsigned int>(v26.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1154 = static_cast<unsigned int>(v26.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1156 = v467 + v1154;
-  const bool v1157 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1157 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1158 = v1156 < v2;
   const bool v1159 = v1157 && v1158;
   if (v1159) {
@@ -1230,11 +1230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1166 = v1165 + v1156;
     out[v1166] = v1162;
   }
-  const unsigned int v1167 = static_cast<unsigned int>(v26.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1167 = static_cast<unsigned int>(v26.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1169 = v464 + v1167;
-  const unsigned int v1170 = static_cast<unsigned int>(v26.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1170 = static_cast<unsigned int>(v26.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1172 = v467 + v1170;
-  const bool v1173 = v1169 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1173 = v1169 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1174 = v1172 < v2;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
@@ -1247,11 +1247,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1182 = v1181 + v1172;
     out[v1182] = v1178;
   }
-  const unsigned int v1183 = static_cast<unsigned int>(v26.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1183 = static_cast<unsigned int>(v26.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1185 = v464 + v1183;
-  const unsigned int v1186 = static_cast<unsigned int>(v26.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1186 = static_cast<unsigned int>(v26.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1188 = v467 + v1186;
-  const bool v1189 = v1185 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1189 = v1185 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1190 = v1188 < v2;
   const bool v1191 = v1189 && v1190;
   if (v1191) {
@@ -1264,11 +1264,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1198 = v1197 + v1188;
     out[v1198] = v1194;
   }
-  const unsigned int v1199 = static_cast<unsigned int>(v26.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1199 = static_cast<unsigned int>(v26.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1201 = v464 + v1199;
-  const unsigned int v1202 = static_cast<unsigned int>(v26.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1202 = static_cast<unsigned int>(v26.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1204 = v467 + v1202;
-  const bool v1205 = v1201 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v2;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1281,11 +1281,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1214 = v1213 + v1204;
     out[v1214] = v1210;
   }
-  const unsigned int v1215 = static_cast<unsigned int>(v26.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1215 = static_cast<unsigned int>(v26.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1217 = v464 + v1215;
-  const unsigned int v1218 = static_cast<unsigned int>(v26.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1218 = static_cast<unsigned int>(v26.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1220 = v467 + v1218;
-  const bool v1221 = v1217 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1221 = v1217 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1222 = v1220 < v2;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1298,11 +1298,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1230 = v1229 + v1220;
     out[v1230] = v1226;
   }
-  const unsigned int v1231 = static_cast<unsigned int>(v26.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1231 = static_cast<unsigned int>(v26.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1233 = v464 + v1231;
-  const unsigned int v1234 = static_cast<unsigned int>(v26.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1234 = static_cast<unsigned int>(v26.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1236 = v467 + v1234;
-  const bool v1237 = v1233 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1237 = v1233 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1238 = v1236 < v2;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
@@ -1315,11 +1315,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1246 = v1245 + v1236;
     out[v1246] = v1242;
   }
-  const unsigned int v1247 = static_cast<unsigned int>(v26.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1247 = static_cast<unsigned int>(v26.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1249 = v464 + v1247;
-  const unsigned int v1250 = static_cast<unsigned int>(v26.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1250 = static_cast<unsigned int>(v26.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1252 = v467 + v1250;
-  const bool v1253 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1253 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1254 = v1252 < v2;
   const bool v1255 = v1253 && v1254;
   if (v1255) {
@@ -1332,11 +1332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1262 = v1261 + v1252;
     out[v1262] = v1258;
   }
-  const unsigned int v1263 = static_cast<unsigned int>(v26.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1263 = static_cast<unsigned int>(v26.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1265 = v464 + v1263;
-  const unsigned int v1266 = static_cast<unsigned int>(v26.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1266 = static_cast<unsigned int>(v26.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1268 = v467 + v1266;
-  const bool v1269 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1269 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1270 = v1268 < v2;
   const bool v1271 = v1269 && v1270;
   if (v1271) {
@@ -1349,11 +1349,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1278 = v1277 + v1268;
     out[v1278] = v1274;
   }
-  const unsigned int v1279 = static_cast<unsigned int>(v26.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1279 = static_cast<unsigned int>(v26.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1281 = v464 + v1279;
-  const unsigned int v1282 = static_cast<unsigned int>(v26.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1282 = static_cast<unsigned int>(v26.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1284 = v467 + v1282;
-  const bool v1285 = v1281 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1285 = v1281 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1286 = v1284 < v2;
   const bool v1287 = v1285 && v1286;
   if (v1287) {
@@ -1366,11 +1366,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1294 = v1293 + v1284;
     out[v1294] = v1290;
   }
-  const unsigned int v1295 = static_cast<unsigned int>(v26.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1295 = static_cast<unsigned int>(v26.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1297 = v464 + v1295;
-  const unsigned int v1298 = static_cast<unsigned int>(v26.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1298 = static_cast<unsigned int>(v26.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1300 = v467 + v1298;
-  const bool v1301 = v1297 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1301 = v1297 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1302 = v1300 < v2;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1383,11 +1383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1310 = v1309 + v1300;
     out[v1310] = v1306;
   }
-  const unsigned int v1311 = static_cast<unsigned int>(v26.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1311 = static_cast<unsigned int>(v26.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1313 = v464 + v1311;
-  const unsigned int v1314 = static_cast<unsigned int>(v26.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1314 = static_cast<unsigned int>(v26.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1316 = v467 + v1314;
-  const bool v1317 = v1313 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1317 = v1313 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1318 = v1316 < v2;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1400,11 +1400,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1326 = v1325 + v1316;
     out[v1326] = v1322;
   }
-  const unsigned int v1327 = static_cast<unsigned int>(v26.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1327 = static_cast<unsigned int>(v26.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1329 = v464 + v1327;
-  const unsigned int v1330 = static_cast<unsigned int>(v26.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1330 = static_cast<unsigned int>(v26.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1332 = v467 + v1330;
-  const bool v1333 = v1329 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1333 = v1329 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1334 = v1332 < v2;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1417,11 +1417,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1342 = v1341 + v1332;
     out[v1342] = v1338;
   }
-  const unsigned int v1343 = static_cast<unsigned int>(v26.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1343 = static_cast<unsigned int>(v26.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1345 = v464 + v1343;
-  const unsigned int v1346 = static_cast<unsigned int>(v26.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1346 = static_cast<unsigned int>(v26.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1348 = v467 + v1346;
-  const bool v1349 = v1345 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1349 = v1345 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1350 = v1348 < v2;
   const bool v1351 = v1349 && v1350;
   if (v1351) {
@@ -1434,11 +1434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1358 = v1357 + v1348;
     out[v1358] = v1354;
   }
-  const unsigned int v1359 = static_cast<unsigned int>(v26.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1359 = static_cast<unsigned int>(v26.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1361 = v464 + v1359;
-  const unsigned int v1362 = static_cast<unsigned int>(v26.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1362 = static_cast<unsigned int>(v26.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1364 = v467 + v1362;
-  const bool v1365 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1365 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1366 = v1364 < v2;
   const bool v1367 = v1365 && v1366;
   if (v1367) {
@@ -1451,11 +1451,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1374 = v1373 + v1364;
     out[v1374] = v1370;
   }
-  const unsigned int v1375 = static_cast<unsigned int>(v26.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1375 = static_cast<unsigned int>(v26.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1377 = v464 + v1375;
-  const unsigned int v1378 = static_cast<unsigned int>(v26.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1378 = static_cast<unsigned int>(v26.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1380 = v467 + v1378;
-  const bool v1381 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1381 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1382 = v1380 < v2;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1468,11 +1468,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1390 = v1389 + v1380;
     out[v1390] = v1386;
   }
-  const unsigned int v1391 = static_cast<unsigned int>(v26.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1391 = static_cast<unsigned int>(v26.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1393 = v464 + v1391;
-  const unsigned int v1394 = static_cast<unsigned int>(v26.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1394 = static_cast<unsigned int>(v26.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1396 = v467 + v1394;
-  const bool v1397 = v1393 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1397 = v1393 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1398 = v1396 < v2;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -1485,11 +1485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1406 = v1405 + v1396;
     out[v1406] = v1402;
   }
-  const unsigned int v1407 = static_cast<unsigned int>(v26.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1407 = static_cast<unsigned int>(v26.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1409 = v464 + v1407;
-  const unsigned int v1410 = static_cast<unsigned int>(v26.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1410 = static_cast<unsigned int>(v26.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1412 = v467 + v1410;
-  const bool v1413 = v1409 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1413 = v1409 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1414 = v1412 < v2;
   const bool v1415 = v1413 && v1414;
   if (v1415) {
@@ -1502,11 +1502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1422 = v1421 + v1412;
     out[v1422] = v1418;
   }
-  const unsigned int v1423 = static_cast<unsigned int>(v26.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1423 = static_cast<unsigned int>(v26.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1425 = v464 + v1423;
-  const unsigned int v1426 = static_cast<unsigned int>(v26.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1426 = static_cast<unsigned int>(v26.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1428 = v467 + v1426;
-  const bool v1429 = v1425 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1429 = v1425 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1430 = v1428 < v2;
   const bool v1431 = v1429 && v1430;
   if (v1431) {
@@ -1519,11 +1519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1438 = v1437 + v1428;
     out[v1438] = v1434;
   }
-  const unsigned int v1439 = static_cast<unsigned int>(v26.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1439 = static_cast<unsigned int>(v26.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1441 = v464 + v1439;
-  const unsigned int v1442 = static_cast<unsigned int>(v26.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1442 = static_cast<unsigned int>(v26.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1444 = v467 + v1442;
-  const bool v1445 = v1441 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1445 = v1441 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1446 = v1444 < v2;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1536,11 +1536,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1454 = v1453 + v1444;
     out[v1454] = v1450;
   }
-  const unsigned int v1455 = static_cast<unsigned int>(v26.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1455 = static_cast<unsigned int>(v26.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1457 = v464 + v1455;
-  const unsigned int v1458 = static_cast<unsigned int>(v26.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1458 = static_cast<unsigned int>(v26.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1460 = v467 + v1458;
-  const bool v1461 = v1457 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1461 = v1457 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1462 = v1460 < v2;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1553,11 +1553,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v1470 = v1469 + v1460;
     out[v1470] = v1466;
   }
-  const unsigned int v1471 = static_cast<unsigned int>(v26.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1471 = static_cast<unsigned int>(v26.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1473 = v464 + v1471;
-  const unsigned int v1474 = static_cast<unsigned int>(v26.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1474 = static_cast<unsigned int>(v26.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1476 = v467 + v1474;
-  const bool v1477 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1477 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1478 = v1476 < v2;
   const bool v1479 = v1477 && v1478;
   if (v1479) {

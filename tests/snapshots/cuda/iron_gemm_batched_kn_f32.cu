@@ -205,34 +205,34 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
   const unsigned int v5 = stride_b;
   const float v6 = alpha;
   const unsigned int v7 = blockIdx.z;  // kernels/gemm/gemm.cpp:60
-  const unsigned int v8 = v7 * v5;  // kernels/gemm/gemm.cpp:61
-  const unsigned int v9 = v7 * v4;
-  const unsigned int v11 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v8 = v7 * v4;  // kernels/gemm/gemm.cpp:61
+  const unsigned int v9 = v7 * v5;
+  const unsigned int v11 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v12 = v11 << 7u;
-  const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v15 = v14 << 6u;
-  const unsigned int v16 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v16 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v20 = v19 << 6u;
-  const unsigned int v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v24 = v23 << 5u;
-  iron_frag<float, 2, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v26, 0.0f);
-  iron_frag<float, 0, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v28, 0.0f);
-  iron_frag<float, 1, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v30, 0.0f);
-  const unsigned int v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v34 = v33 == 0u;
-  const unsigned int v37 = v2 & 7u;
+  const unsigned int v37 = v8 & 7u;
   const bool v38 = v37 == 0u;
   const bool v39 = v34 && v38;
-  const unsigned int v42 = v9 & 7u;
+  const unsigned int v42 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
   const bool v43 = v42 == 0u;
-  const bool v44 = v39 && v43;
-  const unsigned int v47 = v8 & 7u;
-  const bool v48 = v47 == 0u;
-  const bool v49 = v44 && v48;
+  const unsigned int v46 = v9 & 7u;
+  const bool v47 = v46 == 0u;
+  const bool v48 = v43 && v47;
+  const bool v49 = v39 && v48;  // kernels/gemm/gemm_tiles.hpp:176
   if (v49) {
     const unsigned int v55 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v58 = v55 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
@@ -243,9 +243,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const bool v66 = v62 < v3;
     const bool v67 = v64 && v66;
     const unsigned int v69 = v63 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v70 = v9 + v69;
+    const unsigned int v70 = v8 + v69;
     const unsigned int v72 = v70 + v62;
-    const unsigned int v73 = v67 ? v72 : v9;
+    const unsigned int v73 = v67 ? v72 : v8;
     const unsigned int v75 = v58 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v77 = v75 + v62;
     iron_copy_async(shm0 + v77, a + v73, v67);
@@ -258,9 +258,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const bool v90 = v86 < v3;
     const bool v91 = v88 && v90;
     const unsigned int v93 = v87 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v94 = v9 + v93;
+    const unsigned int v94 = v8 + v93;
     const unsigned int v96 = v94 + v86;
-    const unsigned int v97 = v91 ? v96 : v9;
+    const unsigned int v97 = v91 ? v96 : v8;
     const unsigned int v99 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v101 = v99 + v86;
     iron_copy_async(shm0 + v101, a + v97, v91);
@@ -273,9 +273,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const bool v114 = v110 < v3;
     const bool v115 = v112 && v114;
     const unsigned int v117 = v111 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v118 = v9 + v117;
+    const unsigned int v118 = v8 + v117;
     const unsigned int v120 = v118 + v110;
-    const unsigned int v121 = v115 ? v120 : v9;
+    const unsigned int v121 = v115 ? v120 : v8;
     const unsigned int v123 = v106 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v125 = v123 + v110;
     iron_copy_async(shm0 + v125, a + v121, v115);
@@ -288,9 +288,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const bool v138 = v134 < v3;
     const bool v139 = v136 && v138;
     const unsigned int v141 = v135 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v142 = v9 + v141;
+    const unsigned int v142 = v8 + v141;
     const unsigned int v144 = v142 + v134;
-    const unsigned int v145 = v139 ? v144 : v9;
+    const unsigned int v145 = v139 ? v144 : v8;
     const unsigned int v147 = v130 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v149 = v147 + v134;
     iron_copy_async(shm0 + v149, a + v145, v139);
@@ -302,10 +302,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const bool v164 = v163 < v2;
     const bool v165 = v162 && v164;
     const unsigned int v167 = v156 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v168 = v8 + v167;
+    const unsigned int v168 = v9 + v167;
     const unsigned int v169 = v168 + v15;
     const unsigned int v170 = v169 + v160;
-    const unsigned int v171 = v165 ? v170 : v8;
+    const unsigned int v171 = v165 ? v170 : v9;
     const unsigned int v173 = v156 * 68u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v175 = v173 + v160;
     iron_copy_async(shm1 + v175, b + v171, v165);
@@ -317,30 +317,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const bool v188 = v187 < v2;
     const bool v189 = v186 && v188;
     const unsigned int v191 = v180 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v192 = v8 + v191;
+    const unsigned int v192 = v9 + v191;
     const unsigned int v193 = v192 + v15;
     const unsigned int v194 = v193 + v184;
-    const unsigned int v195 = v189 ? v194 : v8;
+    const unsigned int v195 = v189 ? v194 : v9;
     const unsigned int v197 = v180 * 68u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v199 = v197 + v184;
     iron_copy_async(shm1 + v199, b + v195, v189);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v369 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v369 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v202 = 0u; v202 < v3; v202 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v205 = v202 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v202 = 0u; v202 < v3; v202 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v205 = v202 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v206 = v205 & 1u;
-      const unsigned int v208 = v202 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v208 = v202 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v209 = v208 < v3;
       if (v209) {
         const unsigned int v211 = 1u - v206;
-        const unsigned int v215 = v211 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v215 = v211 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v227 = v208 + v62;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v228 = v227 < v3;
         const bool v229 = v64 && v228;
         const unsigned int v233 = v70 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v234 = v233 + v62;
-        const unsigned int v235 = v229 ? v234 : v9;
+        const unsigned int v235 = v229 ? v234 : v8;
         const unsigned int v238 = v215 + v75;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v239 = v238 + v62;
         iron_copy_async(shm0 + v239, a + v235, v229);
@@ -349,7 +349,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const bool v253 = v88 && v252;
         const unsigned int v257 = v94 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v258 = v257 + v86;
-        const unsigned int v259 = v253 ? v258 : v9;
+        const unsigned int v259 = v253 ? v258 : v8;
         const unsigned int v262 = v215 + v99;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v263 = v262 + v86;
         iron_copy_async(shm0 + v263, a + v259, v253);
@@ -358,7 +358,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const bool v277 = v112 && v276;
         const unsigned int v281 = v118 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v282 = v281 + v110;
-        const unsigned int v283 = v277 ? v282 : v9;
+        const unsigned int v283 = v277 ? v282 : v8;
         const unsigned int v286 = v215 + v123;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v287 = v286 + v110;
         iron_copy_async(shm0 + v287, a + v283, v277);
@@ -367,19 +367,19 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const bool v301 = v136 && v300;
         const unsigned int v305 = v142 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v306 = v305 + v134;
-        const unsigned int v307 = v301 ? v306 : v9;
+        const unsigned int v307 = v301 ? v306 : v8;
         const unsigned int v310 = v215 + v147;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v311 = v310 + v134;
         iron_copy_async(shm0 + v311, a + v307, v301);
-        const unsigned int v313 = v211 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v313 = v211 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v323 = v208 + v156;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v324 = v323 < v3;
         const bool v327 = v324 && v164;
         const unsigned int v329 = v323 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v330 = v8 + v329;
+        const unsigned int v330 = v9 + v329;
         const unsigned int v331 = v330 + v15;
         const unsigned int v332 = v331 + v160;
-        const unsigned int v333 = v327 ? v332 : v8;
+        const unsigned int v333 = v327 ? v332 : v9;
         const unsigned int v336 = v313 + v173;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v337 = v336 + v160;
         iron_copy_async(shm1 + v337, b + v333, v327);
@@ -387,32 +387,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const bool v348 = v347 < v3;
         const bool v351 = v348 && v188;
         const unsigned int v353 = v347 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v354 = v8 + v353;
+        const unsigned int v354 = v9 + v353;
         const unsigned int v355 = v354 + v15;
         const unsigned int v356 = v355 + v184;
-        const unsigned int v357 = v351 ? v356 : v8;
+        const unsigned int v357 = v351 ? v356 : v9;
         const unsigned int v360 = v313 + v197;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v361 = v360 + v184;
         iron_copy_async(shm1 + v361, b + v357, v351);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v363 = v206 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v363 = v206 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v365 = v206 * 2560u;
-      const unsigned int v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v28, shm0, v370, 20u);
-      const unsigned int v375 = v363 + v24;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v375 = v363 + v24;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v30, shm1, v375, 68u);
-      iron_frag_mma_software(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v379 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v380 = threadIdx.x;
-    const unsigned int v436 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v436 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v378 = 0u; v378 < v3; v378 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v378 = 0u; v378 < v3; v378 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v382 = v380; v382 < 2048u; v382 += v379) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v384 = v382 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v386 = v382 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -423,7 +423,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const bool v391 = v388 && v390;
         if (v391) {
           const unsigned int v393 = v387 * v3;  // kernels/gemm/gemm_tiles.hpp:73
-          const unsigned int v394 = v9 + v393;
+          const unsigned int v394 = v8 + v393;
           const unsigned int v395 = v394 + v378;
           const unsigned int v396 = v395 + v386;
           const float v397 = a[v396];
@@ -447,7 +447,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const bool v417 = v414 && v416;
         if (v417) {
           const unsigned int v419 = v413 * v2;  // kernels/gemm/gemm_tiles.hpp:73
-          const unsigned int v420 = v8 + v419;
+          const unsigned int v420 = v9 + v419;
           const unsigned int v421 = v420 + v15;
           const unsigned int v422 = v421 + v412;
           const float v423 = b[v422];
@@ -460,20 +460,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
           shm1[v429] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v28, shm0, v436, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v30, shm1, v24, 68u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_software(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v28, shm0, v436, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v30, shm1, v24, 68u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_software(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v443 = static_cast<unsigned int>(v26.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v443 = static_cast<unsigned int>(v26.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v444 = v12 + v20;
   const unsigned int v445 = v444 + v443;
-  const unsigned int v446 = static_cast<unsigned int>(v26.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v446 = static_cast<unsigned int>(v26.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v447 = v15 + v24;
   const unsigned int v448 = v447 + v446;
-  const bool v449 = v445 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v449 = v445 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v450 = v448 < v2;
   const bool v451 = v449 && v450;
   if (v451) {
@@ -485,11 +485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v458 = v457 + v448;
     out[v458] = v453;
   }
-  const unsigned int v459 = static_cast<unsigned int>(v26.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v459 = static_cast<unsigned int>(v26.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v461 = v444 + v459;
-  const unsigned int v462 = static_cast<unsigned int>(v26.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v462 = static_cast<unsigned int>(v26.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v464 = v447 + v462;
-  const bool v465 = v461 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v2;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -501,11 +501,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v474 = v473 + v464;
     out[v474] = v469;
   }
-  const unsigned int v475 = static_cast<unsigned int>(v26.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v475 = static_cast<unsigned int>(v26.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v477 = v444 + v475;
-  const unsigned int v478 = static_cast<unsigned int>(v26.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v478 = static_cast<unsigned int>(v26.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v480 = v447 + v478;
-  const bool v481 = v477 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v481 = v477 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v482 = v480 < v2;
   const bool v483 = v481 && v482;
   if (v483) {
@@ -517,11 +517,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v490 = v489 + v480;
     out[v490] = v485;
   }
-  const unsigned int v491 = static_cast<unsigned int>(v26.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v491 = static_cast<unsigned int>(v26.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v493 = v444 + v491;
-  const unsigned int v494 = static_cast<unsigned int>(v26.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v494 = static_cast<unsigned int>(v26.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v496 = v447 + v494;
-  const bool v497 = v493 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v497 = v493 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v498 = v496 < v2;
   const bool v499 = v497 && v498;
   if (v499) {
@@ -533,11 +533,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v506 = v505 + v496;
     out[v506] = v501;
   }
-  const unsigned int v507 = static_cast<unsigned int>(v26.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v507 = static_cast<unsigned int>(v26.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v509 = v444 + v507;
-  const unsigned int v510 = static_cast<unsigned int>(v26.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v510 = static_cast<unsigned int>(v26.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v512 = v447 + v510;
-  const bool v513 = v509 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v513 = v509 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v514 = v512 < v2;
   const bool v515 = v513 && v514;
   if (v515) {
@@ -549,11 +549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v522 = v521 + v512;
     out[v522] = v517;
   }
-  const unsigned int v523 = static_cast<unsigned int>(v26.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v523 = static_cast<unsigned int>(v26.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v525 = v444 + v523;
-  const unsigned int v526 = static_cast<unsigned int>(v26.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v526 = static_cast<unsigned int>(v26.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v528 = v447 + v526;
-  const bool v529 = v525 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v2;
   const bool v531 = v529 && v530;
   if (v531) {
@@ -565,11 +565,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v538 = v537 + v528;
     out[v538] = v533;
   }
-  const unsigned int v539 = static_cast<unsigned int>(v26.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v539 = static_cast<unsigned int>(v26.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v541 = v444 + v539;
-  const unsigned int v542 = static_cast<unsigned int>(v26.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v542 = static_cast<unsigned int>(v26.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v544 = v447 + v542;
-  const bool v545 = v541 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v545 = v541 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v546 = v544 < v2;
   const bool v547 = v545 && v546;
   if (v547) {
@@ -581,11 +581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v554 = v553 + v544;
     out[v554] = v549;
   }
-  const unsigned int v555 = static_cast<unsigned int>(v26.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v555 = static_cast<unsigned int>(v26.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v557 = v444 + v555;
-  const unsigned int v558 = static_cast<unsigned int>(v26.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v558 = static_cast<unsigned int>(v26.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v560 = v447 + v558;
-  const bool v561 = v557 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v561 = v557 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v562 = v560 < v2;
   const bool v563 = v561 && v562;
   if (v563) {
@@ -597,11 +597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v570 = v569 + v560;
     out[v570] = v565;
   }
-  const unsigned int v571 = static_cast<unsigned int>(v26.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v571 = static_cast<unsigned int>(v26.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v573 = v444 + v571;
-  const unsigned int v574 = static_cast<unsigned int>(v26.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v574 = static_cast<unsigned int>(v26.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v576 = v447 + v574;
-  const bool v577 = v573 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v577 = v573 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v578 = v576 < v2;
   const bool v579 = v577 && v578;
   if (v579) {
@@ -613,11 +613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v586 = v585 + v576;
     out[v586] = v581;
   }
-  const unsigned int v587 = static_cast<unsigned int>(v26.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v587 = static_cast<unsigned int>(v26.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v589 = v444 + v587;
-  const unsigned int v590 = static_cast<unsigned int>(v26.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v590 = static_cast<unsigned int>(v26.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v592 = v447 + v590;
-  const bool v593 = v589 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v593 = v589 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v594 = v592 < v2;
   const bool v595 = v593 && v594;
   if (v595) {
@@ -629,11 +629,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v602 = v601 + v592;
     out[v602] = v597;
   }
-  const unsigned int v603 = static_cast<unsigned int>(v26.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v603 = static_cast<unsigned int>(v26.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v605 = v444 + v603;
-  const unsigned int v606 = static_cast<unsigned int>(v26.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v606 = static_cast<unsigned int>(v26.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v608 = v447 + v606;
-  const bool v609 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v609 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v610 = v608 < v2;
   const bool v611 = v609 && v610;
   if (v611) {
@@ -645,11 +645,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v618 = v617 + v608;
     out[v618] = v613;
   }
-  const unsigned int v619 = static_cast<unsigned int>(v26.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v619 = static_cast<unsigned int>(v26.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v621 = v444 + v619;
-  const unsigned int v622 = static_cast<unsigned int>(v26.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v622 = static_cast<unsigned int>(v26.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v624 = v447 + v622;
-  const bool v625 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v625 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v626 = v624 < v2;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -661,11 +661,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v634 = v633 + v624;
     out[v634] = v629;
   }
-  const unsigned int v635 = static_cast<unsigned int>(v26.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v635 = static_cast<unsigned int>(v26.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v637 = v444 + v635;
-  const unsigned int v638 = static_cast<unsigned int>(v26.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v638 = static_cast<unsigned int>(v26.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v640 = v447 + v638;
-  const bool v641 = v637 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v2;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -677,11 +677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v650 = v649 + v640;
     out[v650] = v645;
   }
-  const unsigned int v651 = static_cast<unsigned int>(v26.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v651 = static_cast<unsigned int>(v26.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v653 = v444 + v651;
-  const unsigned int v654 = static_cast<unsigned int>(v26.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v654 = static_cast<unsigned int>(v26.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v656 = v447 + v654;
-  const bool v657 = v653 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v657 = v653 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v658 = v656 < v2;
   const bool v659 = v657 && v658;
   if (v659) {
@@ -693,11 +693,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v666 = v665 + v656;
     out[v666] = v661;
   }
-  const unsigned int v667 = static_cast<unsigned int>(v26.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v667 = static_cast<unsigned int>(v26.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v669 = v444 + v667;
-  const unsigned int v670 = static_cast<unsigned int>(v26.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v670 = static_cast<unsigned int>(v26.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v672 = v447 + v670;
-  const bool v673 = v669 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v673 = v669 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v674 = v672 < v2;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -709,11 +709,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v682 = v681 + v672;
     out[v682] = v677;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v26.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v683 = static_cast<unsigned int>(v26.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v685 = v444 + v683;
-  const unsigned int v686 = static_cast<unsigned int>(v26.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v686 = static_cast<unsigned int>(v26.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v688 = v447 + v686;
-  const bool v689 = v685 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v2;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -725,11 +725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v698 = v697 + v688;
     out[v698] = v693;
   }
-  const unsigned int v699 = static_cast<unsigned int>(v26.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v699 = static_cast<unsigned int>(v26.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v701 = v444 + v699;
-  const unsigned int v702 = static_cast<unsigned int>(v26.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v702 = static_cast<unsigned int>(v26.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v704 = v447 + v702;
-  const bool v705 = v701 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v705 = v701 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v706 = v704 < v2;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -741,11 +741,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v714 = v713 + v704;
     out[v714] = v709;
   }
-  const unsigned int v715 = static_cast<unsigned int>(v26.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v715 = static_cast<unsigned int>(v26.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v717 = v444 + v715;
-  const unsigned int v718 = static_cast<unsigned int>(v26.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v718 = static_cast<unsigned int>(v26.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v720 = v447 + v718;
-  const bool v721 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v721 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v722 = v720 < v2;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -757,11 +757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v730 = v729 + v720;
     out[v730] = v725;
   }
-  const unsigned int v731 = static_cast<unsigned int>(v26.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v731 = static_cast<unsigned int>(v26.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v733 = v444 + v731;
-  const unsigned int v734 = static_cast<unsigned int>(v26.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v734 = static_cast<unsigned int>(v26.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v736 = v447 + v734;
-  const bool v737 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v737 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v738 = v736 < v2;
   const bool v739 = v737 && v738;
   if (v739) {
@@ -773,11 +773,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v746 = v745 + v736;
     out[v746] = v741;
   }
-  const unsigned int v747 = static_cast<unsigned int>(v26.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v747 = static_cast<unsigned int>(v26.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v749 = v444 + v747;
-  const unsigned int v750 = static_cast<unsigned int>(v26.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v750 = static_cast<unsigned int>(v26.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v752 = v447 + v750;
-  const bool v753 = v749 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v2;
   const bool v755 = v753 && v754;
   if (v755) {
@@ -789,11 +789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v762 = v761 + v752;
     out[v762] = v757;
   }
-  const unsigned int v763 = static_cast<unsigned int>(v26.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v763 = static_cast<unsigned int>(v26.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v765 = v444 + v763;
-  const unsigned int v766 = static_cast<unsigned int>(v26.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v766 = static_cast<unsigned int>(v26.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v768 = v447 + v766;
-  const bool v769 = v765 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v2;
   const bool v771 = v769 && v770;
   if (v771) {
@@ -805,11 +805,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v778 = v777 + v768;
     out[v778] = v773;
   }
-  const unsigned int v779 = static_cast<unsigned int>(v26.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v779 = static_cast<unsigned int>(v26.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v781 = v444 + v779;
-  const unsigned int v782 = static_cast<unsigned int>(v26.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v782 = static_cast<unsigned int>(v26.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v784 = v447 + v782;
-  const bool v785 = v781 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v2;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -821,11 +821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v794 = v793 + v784;
     out[v794] = v789;
   }
-  const unsigned int v795 = static_cast<unsigned int>(v26.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v795 = static_cast<unsigned int>(v26.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v797 = v444 + v795;
-  const unsigned int v798 = static_cast<unsigned int>(v26.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v798 = static_cast<unsigned int>(v26.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v800 = v447 + v798;
-  const bool v801 = v797 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v801 = v797 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v802 = v800 < v2;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -837,11 +837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v810 = v809 + v800;
     out[v810] = v805;
   }
-  const unsigned int v811 = static_cast<unsigned int>(v26.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v811 = static_cast<unsigned int>(v26.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v813 = v444 + v811;
-  const unsigned int v814 = static_cast<unsigned int>(v26.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v814 = static_cast<unsigned int>(v26.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v816 = v447 + v814;
-  const bool v817 = v813 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v817 = v813 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v818 = v816 < v2;
   const bool v819 = v817 && v818;
   if (v819) {
@@ -853,11 +853,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v826 = v825 + v816;
     out[v826] = v821;
   }
-  const unsigned int v827 = static_cast<unsigned int>(v26.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v827 = static_cast<unsigned int>(v26.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v829 = v444 + v827;
-  const unsigned int v830 = static_cast<unsigned int>(v26.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v830 = static_cast<unsigned int>(v26.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v832 = v447 + v830;
-  const bool v833 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v833 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v834 = v832 < v2;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -869,11 +869,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v842 = v841 + v832;
     out[v842] = v837;
   }
-  const unsigned int v843 = static_cast<unsigned int>(v26.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v843 = static_cast<unsigned int>(v26.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v845 = v444 + v843;
-  const unsigned int v846 = static_cast<unsigned int>(v26.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v846 = static_cast<unsigned int>(v26.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v848 = v447 + v846;
-  const bool v849 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v849 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v850 = v848 < v2;
   const bool v851 = v849 && v850;
   if (v851) {
@@ -885,11 +885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v858 = v857 + v848;
     out[v858] = v853;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v26.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v859 = static_cast<unsigned int>(v26.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v861 = v444 + v859;
-  const unsigned int v862 = static_cast<unsigned int>(v26.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v862 = static_cast<unsigned int>(v26.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v864 = v447 + v862;
-  const bool v865 = v861 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v2;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -901,11 +901,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v874 = v873 + v864;
     out[v874] = v869;
   }
-  const unsigned int v875 = static_cast<unsigned int>(v26.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v875 = static_cast<unsigned int>(v26.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v877 = v444 + v875;
-  const unsigned int v878 = static_cast<unsigned int>(v26.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v878 = static_cast<unsigned int>(v26.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v880 = v447 + v878;
-  const bool v881 = v877 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v881 = v877 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v882 = v880 < v2;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -917,11 +917,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v890 = v889 + v880;
     out[v890] = v885;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v26.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v891 = static_cast<unsigned int>(v26.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v893 = v444 + v891;
-  const unsigned int v894 = static_cast<unsigned int>(v26.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v894 = static_cast<unsigned int>(v26.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v896 = v447 + v894;
-  const bool v897 = v893 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v2;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -933,11 +933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v906 = v905 + v896;
     out[v906] = v901;
   }
-  const unsigned int v907 = static_cast<unsigned int>(v26.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v907 = static_cast<unsigned int>(v26.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v909 = v444 + v907;
-  const unsigned int v910 = static_cast<unsigned int>(v26.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v910 = static_cast<unsigned int>(v26.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v912 = v447 + v910;
-  const bool v913 = v909 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v913 = v909 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v914 = v912 < v2;
   const bool v915 = v913 && v914;
   if (v915) {
@@ -949,11 +949,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v922 = v921 + v912;
     out[v922] = v917;
   }
-  const unsigned int v923 = static_cast<unsigned int>(v26.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v923 = static_cast<unsigned int>(v26.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v925 = v444 + v923;
-  const unsigned int v926 = static_cast<unsigned int>(v26.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v926 = static_cast<unsigned int>(v26.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v928 = v447 + v926;
-  const bool v929 = v925 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v929 = v925 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v930 = v928 < v2;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -965,11 +965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v938 = v937 + v928;
     out[v938] = v933;
   }
-  const unsigned int v939 = static_cast<unsigned int>(v26.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v939 = static_cast<unsigned int>(v26.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v941 = v444 + v939;
-  const unsigned int v942 = static_cast<unsigned int>(v26.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v942 = static_cast<unsigned int>(v26.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v944 = v447 + v942;
-  const bool v945 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v945 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v946 = v944 < v2;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -981,11 +981,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v954 = v953 + v944;
     out[v954] = v949;
   }
-  const unsigned int v955 = static_cast<unsigned int>(v26.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v955 = static_cast<unsigned int>(v26.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v957 = v444 + v955;
-  const unsigned int v958 = static_cast<unsigned int>(v26.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v958 = static_cast<unsigned int>(v26.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v960 = v447 + v958;
-  const bool v961 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v961 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v962 = v960 < v2;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -997,11 +997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v970 = v969 + v960;
     out[v970] = v965;
   }
-  const unsigned int v971 = static_cast<unsigned int>(v26.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v971 = static_cast<unsigned int>(v26.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v973 = v444 + v971;
-  const unsigned int v974 = static_cast<unsigned int>(v26.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v974 = static_cast<unsigned int>(v26.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v976 = v447 + v974;
-  const bool v977 = v973 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v2;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -1013,11 +1013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v986 = v985 + v976;
     out[v986] = v981;
   }
-  const unsigned int v987 = static_cast<unsigned int>(v26.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v987 = static_cast<unsigned int>(v26.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v989 = v444 + v987;
-  const unsigned int v990 = static_cast<unsigned int>(v26.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v990 = static_cast<unsigned int>(v26.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v992 = v447 + v990;
-  const bool v993 = v989 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v993 = v989 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v994 = v992 < v2;
   const bool v995 = v993 && v994;
   if (v995) {
@@ -1029,11 +1029,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1002 = v1001 + v992;
     out[v1002] = v997;
   }
-  const unsigned int v1003 = static_cast<unsigned int>(v26.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1003 = static_cast<unsigned int>(v26.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1005 = v444 + v1003;
-  const unsigned int v1006 = static_cast<unsigned int>(v26.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1006 = static_cast<unsigned int>(v26.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1008 = v447 + v1006;
-  const bool v1009 = v1005 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1009 = v1005 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1010 = v1008 < v2;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
@@ -1045,11 +1045,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1018 = v1017 + v1008;
     out[v1018] = v1013;
   }
-  const unsigned int v1019 = static_cast<unsigned int>(v26.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1019 = static_cast<unsigned int>(v26.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1021 = v444 + v1019;
-  const unsigned int v1022 = static_cast<unsigned int>(v26.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1022 = static_cast<unsigned int>(v26.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1024 = v447 + v1022;
-  const bool v1025 = v1021 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v2;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1061,11 +1061,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1034 = v1033 + v1024;
     out[v1034] = v1029;
   }
-  const unsigned int v1035 = static_cast<unsigned int>(v26.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1035 = static_cast<unsigned int>(v26.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1037 = v444 + v1035;
-  const unsigned int v1038 = static_cast<unsigned int>(v26.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1038 = static_cast<unsigned int>(v26.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1040 = v447 + v1038;
-  const bool v1041 = v1037 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1041 = v1037 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1042 = v1040 < v2;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -1077,11 +1077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1050 = v1049 + v1040;
     out[v1050] = v1045;
   }
-  const unsigned int v1051 = static_cast<unsigned int>(v26.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1051 = static_cast<unsigned int>(v26.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1053 = v444 + v1051;
-  const unsigned int v1054 = static_cast<unsigned int>(v26.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1054 = static_cast<unsigned int>(v26.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1056 = v447 + v1054;
-  const bool v1057 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1057 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1058 = v1056 < v2;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -1093,11 +1093,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1066 = v1065 + v1056;
     out[v1066] = v1061;
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v26.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1067 = static_cast<unsigned int>(v26.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1069 = v444 + v1067;
-  const unsigned int v1070 = static_cast<unsigned int>(v26.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1070 = static_cast<unsigned int>(v26.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1072 = v447 + v1070;
-  const bool v1073 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1073 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1074 = v1072 < v2;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1109,11 +1109,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1082 = v1081 + v1072;
     out[v1082] = v1077;
   }
-  const unsigned int v1083 = static_cast<unsigned int>(v26.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1083 = static_cast<unsigned int>(v26.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1085 = v444 + v1083;
-  const unsigned int v1086 = static_cast<unsigned int>(v26.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1086 = static_cast<unsigned int>(v26.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1088 = v447 + v1086;
-  const bool v1089 = v1085 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v2;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
@@ -1125,11 +1125,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1098 = v1097 + v1088;
     out[v1098] = v1093;
   }
-  const unsigned int v1099 = static_cast<unsigned int>(v26.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1099 = static_cast<unsigned int>(v26.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1101 = v444 + v1099;
-  const unsigned int v1102 = static_cast<unsigned int>(v26.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1102 = static_cast<unsigned int>(v26.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1104 = v447 + v1102;
-  const bool v1105 = v1101 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1105 = v1101 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1106 = v1104 < v2;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
@@ -1141,11 +1141,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1114 = v1113 + v1104;
     out[v1114] = v1109;
   }
-  const unsigned int v1115 = static_cast<unsigned int>(v26.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1115 = static_cast<unsigned int>(v26.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1117 = v444 + v1115;
-  const unsigned int v1118 = static_cast<unsigned int>(v26.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1118 = static_cast<unsigned int>(v26.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1120 = v447 + v1118;
-  const bool v1121 = v1117 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v2;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1157,11 +1157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1130 = v1129 + v1120;
     out[v1130] = v1125;
   }
-  const unsigned int v1131 = static_cast<unsigned int>(v26.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1131 = static_cast<unsigned int>(v26.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1133 = v444 + v1131;
-  const unsigned int v1134 = static_cast<unsigned int>(v26.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1134 = static_cast<unsigned int>(v26.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1136 = v447 + v1134;
-  const bool v1137 = v1133 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v2;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1173,11 +1173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1146 = v1145 + v1136;
     out[v1146] = v1141;
   }
-  const unsigned int v1147 = static_cast<unsigned int>(v26.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1147 = static_cast<unsigned int>(v26.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1149 = v444 + v1147;
-  const unsigned int v1150 = static_cast<unsigned int>(v26.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1150 = static_cast<unsigned int>(v26.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1152 = v447 + v1150;
-  const bool v1153 = v1149 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1153 = v1149 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1154 = v1152 < v2;
   const bool v1155 = v1153 && v1154;
   if (v1155) {
@@ -1189,11 +1189,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1162 = v1161 + v1152;
     out[v1162] = v1157;
   }
-  const unsigned int v1163 = static_cast<unsigned int>(v26.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1163 = static_cast<unsigned int>(v26.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1165 = v444 + v1163;
-  const unsigned int v1166 = static_cast<unsigned int>(v26.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1166 = static_cast<unsigned int>(v26.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1168 = v447 + v1166;
-  const bool v1169 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1169 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1170 = v1168 < v2;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1205,11 +1205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1178 = v1177 + v1168;
     out[v1178] = v1173;
   }
-  const unsigned int v1179 = static_cast<unsigned int>(v26.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1179 = static_cast<unsigned int>(v26.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1181 = v444 + v1179;
-  const unsigned int v1182 = static_cast<unsigned int>(v26.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1182 = static_cast<unsigned int>(v26.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1184 = v447 + v1182;
-  const bool v1185 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1185 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1186 = v1184 < v2;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
@@ -1221,11 +1221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1194 = v1193 + v1184;
     out[v1194] = v1189;
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v26.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1195 = static_cast<unsigned int>(v26.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1197 = v444 + v1195;
-  const unsigned int v1198 = static_cast<unsigned int>(v26.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1198 = static_cast<unsigned int>(v26.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1200 = v447 + v1198;
-  const bool v1201 = v1197 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v2;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1237,11 +1237,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1210 = v1209 + v1200;
     out[v1210] = v1205;
   }
-  const unsigned int v1211 = static_cast<unsigned int>(v26.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1211 = static_cast<unsigned int>(v26.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1213 = v444 + v1211;
-  const unsigned int v1214 = static_cast<unsigned int>(v26.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1214 = static_cast<unsigned int>(v26.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1216 = v447 + v1214;
-  const bool v1217 = v1213 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1217 = v1213 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1218 = v1216 < v2;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1253,11 +1253,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1226 = v1225 + v1216;
     out[v1226] = v1221;
   }
-  const unsigned int v1227 = static_cast<unsigned int>(v26.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1227 = static_cast<unsigned int>(v26.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1229 = v444 + v1227;
-  const unsigned int v1230 = static_cast<unsigned int>(v26.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1230 = static_cast<unsigned int>(v26.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1232 = v447 + v1230;
-  const bool v1233 = v1229 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1233 = v1229 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1234 = v1232 < v2;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1269,11 +1269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1242 = v1241 + v1232;
     out[v1242] = v1237;
   }
-  const unsigned int v1243 = static_cast<unsigned int>(v26.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1243 = static_cast<unsigned int>(v26.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1245 = v444 + v1243;
-  const unsigned int v1246 = static_cast<unsigned int>(v26.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1246 = static_cast<unsigned int>(v26.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1248 = v447 + v1246;
-  const bool v1249 = v1245 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v2;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1285,11 +1285,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1258 = v1257 + v1248;
     out[v1258] = v1253;
   }
-  const unsigned int v1259 = static_cast<unsigned int>(v26.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1259 = static_cast<unsigned int>(v26.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1261 = v444 + v1259;
-  const unsigned int v1262 = static_cast<unsigned int>(v26.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1262 = static_cast<unsigned int>(v26.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1264 = v447 + v1262;
-  const bool v1265 = v1261 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1265 = v1261 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1266 = v1264 < v2;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1301,11 +1301,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1274 = v1273 + v1264;
     out[v1274] = v1269;
   }
-  const unsigned int v1275 = static_cast<unsigned int>(v26.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1275 = static_cast<unsigned int>(v26.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1277 = v444 + v1275;
-  const unsigned int v1278 = static_cast<unsigned int>(v26.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1278 = static_cast<unsigned int>(v26.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1280 = v447 + v1278;
-  const bool v1281 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1281 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1282 = v1280 < v2;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1317,11 +1317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1290 = v1289 + v1280;
     out[v1290] = v1285;
   }
-  const unsigned int v1291 = static_cast<unsigned int>(v26.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1291 = static_cast<unsigned int>(v26.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1293 = v444 + v1291;
-  const unsigned int v1294 = static_cast<unsigned int>(v26.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1294 = static_cast<unsigned int>(v26.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1296 = v447 + v1294;
-  const bool v1297 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1297 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1298 = v1296 < v2;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1333,11 +1333,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1306 = v1305 + v1296;
     out[v1306] = v1301;
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v26.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1307 = static_cast<unsigned int>(v26.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1309 = v444 + v1307;
-  const unsigned int v1310 = static_cast<unsigned int>(v26.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1310 = static_cast<unsigned int>(v26.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1312 = v447 + v1310;
-  const bool v1313 = v1309 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v2;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1349,11 +1349,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1322 = v1321 + v1312;
     out[v1322] = v1317;
   }
-  const unsigned int v1323 = static_cast<unsigned int>(v26.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1323 = static_cast<unsigned int>(v26.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1325 = v444 + v1323;
-  const unsigned int v1326 = static_cast<unsigned int>(v26.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1326 = static_cast<unsigned int>(v26.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1328 = v447 + v1326;
-  const bool v1329 = v1325 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1329 = v1325 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1330 = v1328 < v2;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1365,11 +1365,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1338 = v1337 + v1328;
     out[v1338] = v1333;
   }
-  const unsigned int v1339 = static_cast<unsigned int>(v26.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1339 = static_cast<unsigned int>(v26.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1341 = v444 + v1339;
-  const unsigned int v1342 = static_cast<unsigned int>(v26.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1342 = static_cast<unsigned int>(v26.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1344 = v447 + v1342;
-  const bool v1345 = v1341 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1345 = v1341 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1346 = v1344 < v2;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -1381,11 +1381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1354 = v1353 + v1344;
     out[v1354] = v1349;
   }
-  const unsigned int v1355 = static_cast<unsigned int>(v26.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1355 = static_cast<unsigned int>(v26.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1357 = v444 + v1355;
-  const unsigned int v1358 = static_cast<unsigned int>(v26.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1358 = static_cast<unsigned int>(v26.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1360 = v447 + v1358;
-  const bool v1361 = v1357 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1361 = v1357 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1362 = v1360 < v2;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1397,11 +1397,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1370 = v1369 + v1360;
     out[v1370] = v1365;
   }
-  const unsigned int v1371 = static_cast<unsigned int>(v26.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1371 = static_cast<unsigned int>(v26.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1373 = v444 + v1371;
-  const unsigned int v1374 = static_cast<unsigned int>(v26.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1374 = static_cast<unsigned int>(v26.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1376 = v447 + v1374;
-  const bool v1377 = v1373 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1377 = v1373 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1378 = v1376 < v2;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1413,11 +1413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1386 = v1385 + v1376;
     out[v1386] = v1381;
   }
-  const unsigned int v1387 = static_cast<unsigned int>(v26.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1387 = static_cast<unsigned int>(v26.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1389 = v444 + v1387;
-  const unsigned int v1390 = static_cast<unsigned int>(v26.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1390 = static_cast<unsigned int>(v26.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1392 = v447 + v1390;
-  const bool v1393 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1393 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1394 = v1392 < v2;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
@@ -1429,11 +1429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1402 = v1401 + v1392;
     out[v1402] = v1397;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v26.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1403 = static_cast<unsigned int>(v26.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1405 = v444 + v1403;
-  const unsigned int v1406 = static_cast<unsigned int>(v26.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1406 = static_cast<unsigned int>(v26.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1408 = v447 + v1406;
-  const bool v1409 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1409 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1410 = v1408 < v2;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1445,11 +1445,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1418 = v1417 + v1408;
     out[v1418] = v1413;
   }
-  const unsigned int v1419 = static_cast<unsigned int>(v26.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1419 = static_cast<unsigned int>(v26.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1421 = v444 + v1419;
-  const unsigned int v1422 = static_cast<unsigned int>(v26.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1422 = static_cast<unsigned int>(v26.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1424 = v447 + v1422;
-  const bool v1425 = v1421 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1425 = v1421 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1426 = v1424 < v2;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1461,11 +1461,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1434 = v1433 + v1424;
     out[v1434] = v1429;
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v26.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1435 = static_cast<unsigned int>(v26.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1437 = v444 + v1435;
-  const unsigned int v1438 = static_cast<unsigned int>(v26.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1438 = static_cast<unsigned int>(v26.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1440 = v447 + v1438;
-  const bool v1441 = v1437 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1441 = v1437 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1442 = v1440 < v2;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
@@ -1477,11 +1477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1450 = v1449 + v1440;
     out[v1450] = v1445;
   }
-  const unsigned int v1451 = static_cast<unsigned int>(v26.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1451 = static_cast<unsigned int>(v26.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1453 = v444 + v1451;
-  const unsigned int v1454 = static_cast<unsigned int>(v26.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1454 = static_cast<unsigned int>(v26.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1456 = v447 + v1454;
-  const bool v1457 = v1453 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1457 = v1453 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1458 = v1456 < v2;
   const bool v1459 = v1457 && v1458;
   if (v1459) {

@@ -207,32 +207,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
   const unsigned int v5 = stride_b;
   const float v6 = alpha;
   const unsigned int v7 = blockIdx.z;  // kernels/gemm/gemm.cpp:60
-  const unsigned int v8 = v7 * v5;  // kernels/gemm/gemm.cpp:61
-  const unsigned int v9 = v7 * v4;
-  const unsigned int v11 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v8 = v7 * v4;  // kernels/gemm/gemm.cpp:61
+  const unsigned int v9 = v7 * v5;
+  const unsigned int v11 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v12 = v11 << 7u;
-  const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v15 = v14 << 6u;
-  const unsigned int v16 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v16 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v20 = v19 << 6u;
-  const unsigned int v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v24 = v23 << 5u;
-  iron_frag<float, 2, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v26, 0.0f);
-  iron_frag<__half, 0, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__half, 0, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v28, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__half, 1, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v30, __float2half_rn(0.0f));
-  const unsigned int v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v34 = v33 == 0u;
-  const bool v39 = v34 && v34;
-  const unsigned int v42 = v9 & 7u;
-  const bool v43 = v42 == 0u;
-  const bool v44 = v39 && v43;
-  const unsigned int v47 = v8 & 7u;
-  const bool v48 = v47 == 0u;
-  const bool v49 = v44 && v48;
+  const unsigned int v37 = v8 & 7u;
+  const bool v38 = v37 == 0u;
+  const bool v39 = v34 && v38;
+  const unsigned int v46 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v47 = v46 == 0u;
+  const bool v48 = v34 && v47;
+  const bool v49 = v39 && v48;  // kernels/gemm/gemm_tiles.hpp:176
   if (v49) {
     const unsigned int v55 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v58 = v55 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
@@ -243,9 +243,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const bool v66 = v62 < v3;
     const bool v67 = v64 && v66;
     const unsigned int v69 = v63 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v70 = v9 + v69;
+    const unsigned int v70 = v8 + v69;
     const unsigned int v72 = v70 + v62;
-    const unsigned int v73 = v67 ? v72 : v9;
+    const unsigned int v73 = v67 ? v72 : v8;
     const unsigned int v75 = v58 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v77 = v75 + v62;
     iron_copy_async(shm0 + v77, a + v73, v67);
@@ -258,9 +258,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const bool v90 = v86 < v3;
     const bool v91 = v88 && v90;
     const unsigned int v93 = v87 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v94 = v9 + v93;
+    const unsigned int v94 = v8 + v93;
     const unsigned int v96 = v94 + v86;
-    const unsigned int v97 = v91 ? v96 : v9;
+    const unsigned int v97 = v91 ? v96 : v8;
     const unsigned int v99 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v101 = v99 + v86;
     iron_copy_async(shm0 + v101, a + v97, v91);
@@ -273,9 +273,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const bool v114 = v110 < v3;
     const bool v115 = v112 && v114;
     const unsigned int v117 = v111 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v118 = v9 + v117;
+    const unsigned int v118 = v8 + v117;
     const unsigned int v120 = v118 + v110;
-    const unsigned int v121 = v115 ? v120 : v9;
+    const unsigned int v121 = v115 ? v120 : v8;
     const unsigned int v123 = v106 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v125 = v123 + v110;
     iron_copy_async(shm0 + v125, a + v121, v115);
@@ -288,9 +288,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const bool v138 = v134 < v3;
     const bool v139 = v136 && v138;
     const unsigned int v141 = v135 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v142 = v9 + v141;
+    const unsigned int v142 = v8 + v141;
     const unsigned int v144 = v142 + v134;
-    const unsigned int v145 = v139 ? v144 : v9;
+    const unsigned int v145 = v139 ? v144 : v8;
     const unsigned int v147 = v130 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v149 = v147 + v134;
     iron_copy_async(shm0 + v149, a + v145, v139);
@@ -298,36 +298,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const bool v162 = v161 < v2;
     const bool v165 = v162 && v66;
     const unsigned int v167 = v161 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v168 = v8 + v167;
+    const unsigned int v168 = v9 + v167;
     const unsigned int v170 = v168 + v62;
-    const unsigned int v171 = v165 ? v170 : v8;
+    const unsigned int v171 = v165 ? v170 : v9;
     iron_copy_async(shm1 + v77, b + v171, v165);  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v185 = v15 + v82;  // kernels/gemm/gemm_tiles.hpp:56
     const bool v186 = v185 < v2;
     const bool v189 = v186 && v90;
     const unsigned int v191 = v185 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const unsigned int v192 = v8 + v191;
+    const unsigned int v192 = v9 + v191;
     const unsigned int v194 = v192 + v86;
-    const unsigned int v195 = v189 ? v194 : v8;
+    const unsigned int v195 = v189 ? v194 : v9;
     iron_copy_async(shm1 + v101, b + v195, v189);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v369 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v375 = v24 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v369 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v375 = v24 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v202 = 0u; v202 < v3; v202 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v205 = v202 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v202 = 0u; v202 < v3; v202 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v205 = v202 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v206 = v205 & 1u;
-      const unsigned int v208 = v202 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v208 = v202 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v209 = v208 < v3;
       if (v209) {
         const unsigned int v211 = 1u - v206;
-        const unsigned int v215 = v211 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v215 = v211 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v227 = v208 + v62;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v228 = v227 < v3;
         const bool v229 = v64 && v228;
         const unsigned int v233 = v70 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v234 = v233 + v62;
-        const unsigned int v235 = v229 ? v234 : v9;
+        const unsigned int v235 = v229 ? v234 : v8;
         const unsigned int v238 = v215 + v75;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v239 = v238 + v62;
         iron_copy_async(shm0 + v239, a + v235, v229);
@@ -336,7 +336,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
         const bool v253 = v88 && v252;
         const unsigned int v257 = v94 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v258 = v257 + v86;
-        const unsigned int v259 = v253 ? v258 : v9;
+        const unsigned int v259 = v253 ? v258 : v8;
         const unsigned int v262 = v215 + v99;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v263 = v262 + v86;
         iron_copy_async(shm0 + v263, a + v259, v253);
@@ -345,7 +345,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
         const bool v277 = v112 && v276;
         const unsigned int v281 = v118 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v282 = v281 + v110;
-        const unsigned int v283 = v277 ? v282 : v9;
+        const unsigned int v283 = v277 ? v282 : v8;
         const unsigned int v286 = v215 + v123;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v287 = v286 + v110;
         iron_copy_async(shm0 + v287, a + v283, v277);
@@ -354,52 +354,52 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
         const bool v301 = v136 && v300;
         const unsigned int v305 = v142 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v306 = v305 + v134;
-        const unsigned int v307 = v301 ? v306 : v9;
+        const unsigned int v307 = v301 ? v306 : v8;
         const unsigned int v310 = v215 + v147;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v311 = v310 + v134;
         iron_copy_async(shm0 + v311, a + v307, v301);
-        const unsigned int v313 = v211 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v313 = v211 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v327 = v162 && v228;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v331 = v168 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v332 = v331 + v62;
-        const unsigned int v333 = v327 ? v332 : v8;
+        const unsigned int v333 = v327 ? v332 : v9;
         const unsigned int v336 = v313 + v75;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v337 = v336 + v62;
         iron_copy_async(shm1 + v337, b + v333, v327);
         const bool v351 = v186 && v252;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v355 = v192 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v356 = v355 + v86;
-        const unsigned int v357 = v351 ? v356 : v8;
+        const unsigned int v357 = v351 ? v356 : v9;
         const unsigned int v360 = v313 + v99;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v361 = v360 + v86;
         iron_copy_async(shm1 + v361, b + v357, v351);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v363 = v206 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v363 = v206 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v365 = v206 * 5120u;
-      const unsigned int v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v28, shm0, v370, 40u);
-      const unsigned int v376 = v363 + v375;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v376 = v363 + v375;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v30, shm1, v376, 40u);
-      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v383 = v370 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v383 = v370 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v28, shm0, v383, 40u);
-      const unsigned int v389 = v376 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v389 = v376 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v30, shm1, v389, 40u);
-      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v393 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v394 = threadIdx.x;
-    const unsigned int v450 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v456 = v24 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const unsigned int v464 = v450 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v470 = v456 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v450 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v456 = v24 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v464 = v450 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v470 = v456 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v392 = 0u; v392 < v3; v392 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v392 = 0u; v392 < v3; v392 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v396 = v394; v396 < 4096u; v396 += v393) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v398 = v396 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v400 = v396 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -410,7 +410,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
         const bool v405 = v402 && v404;
         if (v405) {
           const unsigned int v407 = v401 * v3;  // kernels/gemm/gemm_tiles.hpp:73
-          const unsigned int v408 = v9 + v407;
+          const unsigned int v408 = v8 + v407;
           const unsigned int v409 = v408 + v392;
           const unsigned int v410 = v409 + v400;
           const __half v411 = a[v410];
@@ -434,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
         const bool v431 = v428 && v430;
         if (v431) {
           const unsigned int v433 = v427 * v3;  // kernels/gemm/gemm_tiles.hpp:73
-          const unsigned int v434 = v8 + v433;
+          const unsigned int v434 = v9 + v433;
           const unsigned int v435 = v434 + v392;
           const unsigned int v436 = v435 + v426;
           const __half v437 = b[v436];
@@ -447,23 +447,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
           shm1[v443] = __float2half_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v28, shm0, v450, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v30, shm1, v456, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v28, shm0, v464, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v30, shm1, v470, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v28, shm0, v450, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v30, shm1, v456, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v28, shm0, v464, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v30, shm1, v470, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v471 = static_cast<unsigned int>(v26.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v471 = static_cast<unsigned int>(v26.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v472 = v12 + v20;
   const unsigned int v473 = v472 + v471;
-  const unsigned int v474 = static_cast<unsigned int>(v26.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v474 = static_cast<unsigned int>(v26.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v475 = v15 + v24;
   const unsigned int v476 = v475 + v474;
-  const bool v477 = v473 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v477 = v473 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v478 = v476 < v2;
   const bool v479 = v477 && v478;
   if (v479) {
@@ -476,11 +476,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v486 = v485 + v476;
     out[v486] = v482;
   }
-  const unsigned int v487 = static_cast<unsigned int>(v26.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v487 = static_cast<unsigned int>(v26.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v489 = v472 + v487;
-  const unsigned int v490 = static_cast<unsigned int>(v26.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v490 = static_cast<unsigned int>(v26.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v492 = v475 + v490;
-  const bool v493 = v489 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v493 = v489 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v494 = v492 < v2;
   const bool v495 = v493 && v494;
   if (v495) {
@@ -493,11 +493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v502 = v501 + v492;
     out[v502] = v498;
   }
-  const unsigned int v503 = static_cast<unsigned int>(v26.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v503 = static_cast<unsigned int>(v26.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v505 = v472 + v503;
-  const unsigned int v506 = static_cast<unsigned int>(v26.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v506 = static_cast<unsigned int>(v26.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v508 = v475 + v506;
-  const bool v509 = v505 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v509 = v505 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v510 = v508 < v2;
   const bool v511 = v509 && v510;
   if (v511) {
@@ -510,11 +510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v518 = v517 + v508;
     out[v518] = v514;
   }
-  const unsigned int v519 = static_cast<unsigned int>(v26.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v519 = static_cast<unsigned int>(v26.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v521 = v472 + v519;
-  const unsigned int v522 = static_cast<unsigned int>(v26.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v522 = static_cast<unsigned int>(v26.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v524 = v475 + v522;
-  const bool v525 = v521 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v525 = v521 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v526 = v524 < v2;
   const bool v527 = v525 && v526;
   if (v527) {
@@ -527,11 +527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v534 = v533 + v524;
     out[v534] = v530;
   }
-  const unsigned int v535 = static_cast<unsigned int>(v26.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v535 = static_cast<unsigned int>(v26.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v537 = v472 + v535;
-  const unsigned int v538 = static_cast<unsigned int>(v26.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v538 = static_cast<unsigned int>(v26.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v540 = v475 + v538;
-  const bool v541 = v537 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v541 = v537 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v542 = v540 < v2;
   const bool v543 = v541 && v542;
   if (v543) {
@@ -544,11 +544,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v550 = v549 + v540;
     out[v550] = v546;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v26.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v551 = static_cast<unsigned int>(v26.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v553 = v472 + v551;
-  const unsigned int v554 = static_cast<unsigned int>(v26.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v554 = static_cast<unsigned int>(v26.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v556 = v475 + v554;
-  const bool v557 = v553 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v2;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -561,11 +561,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v566 = v565 + v556;
     out[v566] = v562;
   }
-  const unsigned int v567 = static_cast<unsigned int>(v26.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v567 = static_cast<unsigned int>(v26.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v569 = v472 + v567;
-  const unsigned int v570 = static_cast<unsigned int>(v26.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v570 = static_cast<unsigned int>(v26.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v572 = v475 + v570;
-  const bool v573 = v569 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v573 = v569 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v574 = v572 < v2;
   const bool v575 = v573 && v574;
   if (v575) {
@@ -578,11 +578,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v582 = v581 + v572;
     out[v582] = v578;
   }
-  const unsigned int v583 = static_cast<unsigned int>(v26.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v583 = static_cast<unsigned int>(v26.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v585 = v472 + v583;
-  const unsigned int v586 = static_cast<unsigned int>(v26.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v586 = static_cast<unsigned int>(v26.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v588 = v475 + v586;
-  const bool v589 = v585 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v589 = v585 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v590 = v588 < v2;
   const bool v591 = v589 && v590;
   if (v591) {
@@ -595,11 +595,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v598 = v597 + v588;
     out[v598] = v594;
   }
-  const unsigned int v599 = static_cast<unsigned int>(v26.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v599 = static_cast<unsigned int>(v26.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v601 = v472 + v599;
-  const unsigned int v602 = static_cast<unsigned int>(v26.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v602 = static_cast<unsigned int>(v26.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v604 = v475 + v602;
-  const bool v605 = v601 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v605 = v601 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v606 = v604 < v2;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -612,11 +612,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v614 = v613 + v604;
     out[v614] = v610;
   }
-  const unsigned int v615 = static_cast<unsigned int>(v26.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v615 = static_cast<unsigned int>(v26.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v617 = v472 + v615;
-  const unsigned int v618 = static_cast<unsigned int>(v26.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v618 = static_cast<unsigned int>(v26.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v620 = v475 + v618;
-  const bool v621 = v617 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v621 = v617 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v622 = v620 < v2;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -629,11 +629,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v630 = v629 + v620;
     out[v630] = v626;
   }
-  const unsigned int v631 = static_cast<unsigned int>(v26.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v631 = static_cast<unsigned int>(v26.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v633 = v472 + v631;
-  const unsigned int v634 = static_cast<unsigned int>(v26.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v634 = static_cast<unsigned int>(v26.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v636 = v475 + v634;
-  const bool v637 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v637 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v638 = v636 < v2;
   const bool v639 = v637 && v638;
   if (v639) {
@@ -646,11 +646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v646 = v645 + v636;
     out[v646] = v642;
   }
-  const unsigned int v647 = static_cast<unsigned int>(v26.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v647 = static_cast<unsigned int>(v26.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v649 = v472 + v647;
-  const unsigned int v650 = static_cast<unsigned int>(v26.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v650 = static_cast<unsigned int>(v26.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v652 = v475 + v650;
-  const bool v653 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v653 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v654 = v652 < v2;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -663,11 +663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v662 = v661 + v652;
     out[v662] = v658;
   }
-  const unsigned int v663 = static_cast<unsigned int>(v26.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v663 = static_cast<unsigned int>(v26.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v665 = v472 + v663;
-  const unsigned int v666 = static_cast<unsigned int>(v26.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v666 = static_cast<unsigned int>(v26.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v668 = v475 + v666;
-  const bool v669 = v665 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v669 = v665 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v670 = v668 < v2;
   const bool v671 = v669 && v670;
   if (v671) {
@@ -680,11 +680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v678 = v677 + v668;
     out[v678] = v674;
   }
-  const unsigned int v679 = static_cast<unsigned int>(v26.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v679 = static_cast<unsigned int>(v26.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v681 = v472 + v679;
-  const unsigned int v682 = static_cast<unsigned int>(v26.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v682 = static_cast<unsigned int>(v26.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v684 = v475 + v682;
-  const bool v685 = v681 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v685 = v681 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v686 = v684 < v2;
   const bool v687 = v685 && v686;
   if (v687) {
@@ -697,11 +697,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v694 = v693 + v684;
     out[v694] = v690;
   }
-  const unsigned int v695 = static_cast<unsigned int>(v26.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v695 = static_cast<unsigned int>(v26.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v697 = v472 + v695;
-  const unsigned int v698 = static_cast<unsigned int>(v26.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v698 = static_cast<unsigned int>(v26.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v700 = v475 + v698;
-  const bool v701 = v697 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v2;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -714,11 +714,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v710 = v709 + v700;
     out[v710] = v706;
   }
-  const unsigned int v711 = static_cast<unsigned int>(v26.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v711 = static_cast<unsigned int>(v26.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v713 = v472 + v711;
-  const unsigned int v714 = static_cast<unsigned int>(v26.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v714 = static_cast<unsigned int>(v26.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v716 = v475 + v714;
-  const bool v717 = v713 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v717 = v713 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v718 = v716 < v2;
   const bool v719 = v717 && v718;
   if (v719) {
@@ -731,11 +731,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v726 = v725 + v716;
     out[v726] = v722;
   }
-  const unsigned int v727 = static_cast<unsigned int>(v26.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v727 = static_cast<unsigned int>(v26.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v729 = v472 + v727;
-  const unsigned int v730 = static_cast<unsigned int>(v26.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v730 = static_cast<unsigned int>(v26.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v732 = v475 + v730;
-  const bool v733 = v729 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v733 = v729 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v734 = v732 < v2;
   const bool v735 = v733 && v734;
   if (v735) {
@@ -748,11 +748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v742 = v741 + v732;
     out[v742] = v738;
   }
-  const unsigned int v743 = static_cast<unsigned int>(v26.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v743 = static_cast<unsigned int>(v26.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v745 = v472 + v743;
-  const unsigned int v746 = static_cast<unsigned int>(v26.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v746 = static_cast<unsigned int>(v26.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v748 = v475 + v746;
-  const bool v749 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v749 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v750 = v748 < v2;
   const bool v751 = v749 && v750;
   if (v751) {
@@ -765,11 +765,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v758 = v757 + v748;
     out[v758] = v754;
   }
-  const unsigned int v759 = static_cast<unsigned int>(v26.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v759 = static_cast<unsigned int>(v26.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v761 = v472 + v759;
-  const unsigned int v762 = static_cast<unsigned int>(v26.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v762 = static_cast<unsigned int>(v26.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v764 = v475 + v762;
-  const bool v765 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v765 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v766 = v764 < v2;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -782,11 +782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v774 = v773 + v764;
     out[v774] = v770;
   }
-  const unsigned int v775 = static_cast<unsigned int>(v26.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v775 = static_cast<unsigned int>(v26.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v777 = v472 + v775;
-  const unsigned int v778 = static_cast<unsigned int>(v26.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v778 = static_cast<unsigned int>(v26.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v780 = v475 + v778;
-  const bool v781 = v777 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v2;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -799,11 +799,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v790 = v789 + v780;
     out[v790] = v786;
   }
-  const unsigned int v791 = static_cast<unsigned int>(v26.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v791 = static_cast<unsigned int>(v26.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v793 = v472 + v791;
-  const unsigned int v794 = static_cast<unsigned int>(v26.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v794 = static_cast<unsigned int>(v26.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v796 = v475 + v794;
-  const bool v797 = v793 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v797 = v793 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v798 = v796 < v2;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -816,11 +816,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v806 = v805 + v796;
     out[v806] = v802;
   }
-  const unsigned int v807 = static_cast<unsigned int>(v26.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v807 = static_cast<unsigned int>(v26.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v809 = v472 + v807;
-  const unsigned int v810 = static_cast<unsigned int>(v26.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v810 = static_cast<unsigned int>(v26.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v812 = v475 + v810;
-  const bool v813 = v809 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v813 = v809 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v814 = v812 < v2;
   const bool v815 = v813 && v814;
   if (v815) {
@@ -833,11 +833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v822 = v821 + v812;
     out[v822] = v818;
   }
-  const unsigned int v823 = static_cast<unsigned int>(v26.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v823 = static_cast<unsigned int>(v26.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v825 = v472 + v823;
-  const unsigned int v826 = static_cast<unsigned int>(v26.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v826 = static_cast<unsigned int>(v26.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v828 = v475 + v826;
-  const bool v829 = v825 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v829 = v825 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v830 = v828 < v2;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -850,11 +850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v838 = v837 + v828;
     out[v838] = v834;
   }
-  const unsigned int v839 = static_cast<unsigned int>(v26.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v839 = static_cast<unsigned int>(v26.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v841 = v472 + v839;
-  const unsigned int v842 = static_cast<unsigned int>(v26.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v842 = static_cast<unsigned int>(v26.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v844 = v475 + v842;
-  const bool v845 = v841 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v845 = v841 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v846 = v844 < v2;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -867,11 +867,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v854 = v853 + v844;
     out[v854] = v850;
   }
-  const unsigned int v855 = static_cast<unsigned int>(v26.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v855 = static_cast<unsigned int>(v26.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v857 = v472 + v855;
-  const unsigned int v858 = static_cast<unsigned int>(v26.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v858 = static_cast<unsigned int>(v26.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v860 = v475 + v858;
-  const bool v861 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v861 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v862 = v860 < v2;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v870 = v869 + v860;
     out[v870] = v866;
   }
-  const unsigned int v871 = static_cast<unsigned int>(v26.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v871 = static_cast<unsigned int>(v26.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v873 = v472 + v871;
-  const unsigned int v874 = static_cast<unsigned int>(v26.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v874 = static_cast<unsigned int>(v26.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v876 = v475 + v874;
-  const bool v877 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v877 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v878 = v876 < v2;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -901,11 +901,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v886 = v885 + v876;
     out[v886] = v882;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v26.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v887 = static_cast<unsigned int>(v26.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v889 = v472 + v887;
-  const unsigned int v890 = static_cast<unsigned int>(v26.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v890 = static_cast<unsigned int>(v26.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v892 = v475 + v890;
-  const bool v893 = v889 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v893 = v889 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v894 = v892 < v2;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -918,11 +918,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v902 = v901 + v892;
     out[v902] = v898;
   }
-  const unsigned int v903 = static_cast<unsigned int>(v26.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v903 = static_cast<unsigned int>(v26.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v905 = v472 + v903;
-  const unsigned int v906 = static_cast<unsigned int>(v26.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v906 = static_cast<unsigned int>(v26.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v908 = v475 + v906;
-  const bool v909 = v905 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v909 = v905 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v910 = v908 < v2;
   const bool v911 = v909 && v910;
   if (v911) {
@@ -935,11 +935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v918 = v917 + v908;
     out[v918] = v914;
   }
-  const unsigned int v919 = static_cast<unsigned int>(v26.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v919 = static_cast<unsigned int>(v26.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v921 = v472 + v919;
-  const unsigned int v922 = static_cast<unsigned int>(v26.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v922 = static_cast<unsigned int>(v26.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v924 = v475 + v922;
-  const bool v925 = v921 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v2;
   const bool v927 = v925 && v926;
   if (v927) {
@@ -952,11 +952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v934 = v933 + v924;
     out[v934] = v930;
   }
-  const unsigned int v935 = static_cast<unsigned int>(v26.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v935 = static_cast<unsigned int>(v26.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v937 = v472 + v935;
-  const unsigned int v938 = static_cast<unsigned int>(v26.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v938 = static_cast<unsigned int>(v26.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v940 = v475 + v938;
-  const bool v941 = v937 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v941 = v937 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v942 = v940 < v2;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -969,11 +969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v950 = v949 + v940;
     out[v950] = v946;
   }
-  const unsigned int v951 = static_cast<unsigned int>(v26.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v951 = static_cast<unsigned int>(v26.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v953 = v472 + v951;
-  const unsigned int v954 = static_cast<unsigned int>(v26.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v954 = static_cast<unsigned int>(v26.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v956 = v475 + v954;
-  const bool v957 = v953 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v957 = v953 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v958 = v956 < v2;
   const bool v959 = v957 && v958;
   if (v959) {
@@ -986,11 +986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v966 = v965 + v956;
     out[v966] = v962;
   }
-  const unsigned int v967 = static_cast<unsigned int>(v26.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v967 = static_cast<unsigned int>(v26.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v969 = v472 + v967;
-  const unsigned int v970 = static_cast<unsigned int>(v26.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v970 = static_cast<unsigned int>(v26.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v972 = v475 + v970;
-  const bool v973 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v973 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v974 = v972 < v2;
   const bool v975 = v973 && v974;
   if (v975) {
@@ -1003,11 +1003,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v982 = v981 + v972;
     out[v982] = v978;
   }
-  const unsigned int v983 = static_cast<unsigned int>(v26.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v983 = static_cast<unsigned int>(v26.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v985 = v472 + v983;
-  const unsigned int v986 = static_cast<unsigned int>(v26.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v986 = static_cast<unsigned int>(v26.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v988 = v475 + v986;
-  const bool v989 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v989 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v990 = v988 < v2;
   const bool v991 = v989 && v990;
   if (v991) {
@@ -1020,11 +1020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v998 = v997 + v988;
     out[v998] = v994;
   }
-  const unsigned int v999 = static_cast<unsigned int>(v26.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v999 = static_cast<unsigned int>(v26.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1001 = v472 + v999;
-  const unsigned int v1002 = static_cast<unsigned int>(v26.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1002 = static_cast<unsigned int>(v26.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1004 = v475 + v1002;
-  const bool v1005 = v1001 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v2;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -1037,11 +1037,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1014 = v1013 + v1004;
     out[v1014] = v1010;
   }
-  const unsigned int v1015 = static_cast<unsigned int>(v26.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1015 = static_cast<unsigned int>(v26.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1017 = v472 + v1015;
-  const unsigned int v1018 = static_cast<unsigned int>(v26.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1018 = static_cast<unsigned int>(v26.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1020 = v475 + v1018;
-  const bool v1021 = v1017 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1021 = v1017 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1022 = v1020 < v2;
   const bool v1023 = v1021 && v1022;
   if (v1023) {
@@ -1054,11 +1054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1030 = v1029 + v1020;
     out[v1030] = v1026;
   }
-  const unsigned int v1031 = static_cast<unsigned int>(v26.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1031 = static_cast<unsigned int>(v26.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1033 = v472 + v1031;
-  const unsigned int v1034 = static_cast<unsigned int>(v26.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1034 = static_cast<unsigned int>(v26.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1036 = v475 + v1034;
-  const bool v1037 = v1033 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1037 = v1033 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1038 = v1036 < v2;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -1071,11 +1071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1046 = v1045 + v1036;
     out[v1046] = v1042;
   }
-  const unsigned int v1047 = static_cast<unsigned int>(v26.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1047 = static_cast<unsigned int>(v26.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1049 = v472 + v1047;
-  const unsigned int v1050 = static_cast<unsigned int>(v26.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1050 = static_cast<unsigned int>(v26.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1052 = v475 + v1050;
-  const bool v1053 = v1049 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1053 = v1049 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1054 = v1052 < v2;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
@@ -1088,11 +1088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1062 = v1061 + v1052;
     out[v1062] = v1058;
   }
-  const unsigned int v1063 = static_cast<unsigned int>(v26.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1063 = static_cast<unsigned int>(v26.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1065 = v472 + v1063;
-  const unsigned int v1066 = static_cast<unsigned int>(v26.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1066 = static_cast<unsigned int>(v26.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1068 = v475 + v1066;
-  const bool v1069 = v1065 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1069 = v1065 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1070 = v1068 < v2;
   const bool v1071 = v1069 && v1070;
   if (v1071) {
@@ -1105,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1078 = v1077 + v1068;
     out[v1078] = v1074;
   }
-  const unsigned int v1079 = static_cast<unsigned int>(v26.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1079 = static_cast<unsigned int>(v26.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1081 = v472 + v1079;
-  const unsigned int v1082 = static_cast<unsigned int>(v26.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1082 = static_cast<unsigned int>(v26.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1084 = v475 + v1082;
-  const bool v1085 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1085 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1086 = v1084 < v2;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1122,11 +1122,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1094 = v1093 + v1084;
     out[v1094] = v1090;
   }
-  const unsigned int v1095 = static_cast<unsigned int>(v26.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1095 = static_cast<unsigned int>(v26.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1097 = v472 + v1095;
-  const unsigned int v1098 = static_cast<unsigned int>(v26.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1098 = static_cast<unsigned int>(v26.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1100 = v475 + v1098;
-  const bool v1101 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1101 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1102 = v1100 < v2;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1139,11 +1139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1110 = v1109 + v1100;
     out[v1110] = v1106;
   }
-  const unsigned int v1111 = static_cast<unsigned int>(v26.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1111 = static_cast<unsigned int>(v26.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1113 = v472 + v1111;
-  const unsigned int v1114 = static_cast<unsigned int>(v26.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1114 = static_cast<unsigned int>(v26.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1116 = v475 + v1114;
-  const bool v1117 = v1113 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v2;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1156,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1126 = v1125 + v1116;
     out[v1126] = v1122;
   }
-  const unsigned int v1127 = static_cast<unsigned int>(v26.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1127 = static_cast<unsigned int>(v26.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1129 = v472 + v1127;
-  const unsigned int v1130 = static_cast<unsigned int>(v26.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1130 = static_cast<unsigned int>(v26.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1132 = v475 + v1130;
-  const bool v1133 = v1129 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1133 = v1129 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1134 = v1132 < v2;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1173,11 +1173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1142 = v1141 + v1132;
     out[v1142] = v1138;
   }
-  const unsigned int v1143 = static_cast<unsigned int>(v26.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1143 = static_cast<unsigned int>(v26.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1145 = v472 + v1143;
-  const unsigned int v1146 = static_cast<unsigned int>(v26.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1146 = static_cast<unsigned int>(v26.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1148 = v475 + v1146;
-  const bool v1149 = v1145 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1149 = v1145 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1150 = v1148 < v2;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1190,11 +1190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1158 = v1157 + v1148;
     out[v1158] = v1154;
   }
-  const unsigned int v1159 = static_cast<unsigned int>(v26.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1159 = static_cast<unsigned int>(v26.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1161 = v472 + v1159;
-  const unsigned int v1162 = static_cast<unsigned int>(v26.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1162 = static_cast<unsigned int>(v26.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1164 = v475 + v1162;
-  const bool v1165 = v1161 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1165 = v1161 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1166 = v1164 < v2;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1174 = v1173 + v1164;
     out[v1174] = v1170;
   }
-  const unsigned int v1175 = static_cast<unsigned int>(v26.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1175 = static_cast<unsigned int>(v26.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1177 = v472 + v1175;
-  const unsigned int v1178 = static_cast<unsigned int>(v26.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1178 = static_cast<unsigned int>(v26.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1180 = v475 + v1178;
-  const bool v1181 = v1177 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1181 = v1177 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1182 = v1180 < v2;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
@@ -1224,11 +1224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1190 = v1189 + v1180;
     out[v1190] = v1186;
   }
-  const unsigned int v1191 = static_cast<unsigned int>(v26.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1191 = static_cast<unsigned int>(v26.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1193 = v472 + v1191;
-  const unsigned int v1194 = static_cast<unsigned int>(v26.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1194 = static_cast<unsigned int>(v26.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1196 = v475 + v1194;
-  const bool v1197 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1197 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1198 = v1196 < v2;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
@@ -1241,11 +1241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1206 = v1205 + v1196;
     out[v1206] = v1202;
   }
-  const unsigned int v1207 = static_cast<unsigned int>(v26.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1207 = static_cast<unsigned int>(v26.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1209 = v472 + v1207;
-  const unsigned int v1210 = static_cast<unsigned int>(v26.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1210 = static_cast<unsigned int>(v26.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1212 = v475 + v1210;
-  const bool v1213 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1213 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1214 = v1212 < v2;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
@@ -1258,11 +1258,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1222 = v1221 + v1212;
     out[v1222] = v1218;
   }
-  const unsigned int v1223 = static_cast<unsigned int>(v26.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1223 = static_cast<unsigned int>(v26.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1225 = v472 + v1223;
-  const unsigned int v1226 = static_cast<unsigned int>(v26.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1226 = static_cast<unsigned int>(v26.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1228 = v475 + v1226;
-  const bool v1229 = v1225 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v2;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1275,11 +1275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1238 = v1237 + v1228;
     out[v1238] = v1234;
   }
-  const unsigned int v1239 = static_cast<unsigned int>(v26.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1239 = static_cast<unsigned int>(v26.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1241 = v472 + v1239;
-  const unsigned int v1242 = static_cast<unsigned int>(v26.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1242 = static_cast<unsigned int>(v26.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1244 = v475 + v1242;
-  const bool v1245 = v1241 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1245 = v1241 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1246 = v1244 < v2;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
@@ -1292,11 +1292,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1254 = v1253 + v1244;
     out[v1254] = v1250;
   }
-  const unsigned int v1255 = static_cast<unsigned int>(v26.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1255 = static_cast<unsigned int>(v26.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1257 = v472 + v1255;
-  const unsigned int v1258 = static_cast<unsigned int>(v26.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1258 = static_cast<unsigned int>(v26.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1260 = v475 + v1258;
-  const bool v1261 = v1257 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1261 = v1257 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1262 = v1260 < v2;
   const bool v1263 = v1261 && v1262;
   if (v1263) {
@@ -1309,11 +1309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1270 = v1269 + v1260;
     out[v1270] = v1266;
   }
-  const unsigned int v1271 = static_cast<unsigned int>(v26.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1271 = static_cast<unsigned int>(v26.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1273 = v472 + v1271;
-  const unsigned int v1274 = static_cast<unsigned int>(v26.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1274 = static_cast<unsigned int>(v26.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1276 = v475 + v1274;
-  const bool v1277 = v1273 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1277 = v1273 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1278 = v1276 < v2;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1326,11 +1326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1286 = v1285 + v1276;
     out[v1286] = v1282;
   }
-  const unsigned int v1287 = static_cast<unsigned int>(v26.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1287 = static_cast<unsigned int>(v26.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1289 = v472 + v1287;
-  const unsigned int v1290 = static_cast<unsigned int>(v26.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1290 = static_cast<unsigned int>(v26.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1292 = v475 + v1290;
-  const bool v1293 = v1289 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1293 = v1289 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1294 = v1292 < v2;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1343,11 +1343,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1302 = v1301 + v1292;
     out[v1302] = v1298;
   }
-  const unsigned int v1303 = static_cast<unsigned int>(v26.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1303 = static_cast<unsigned int>(v26.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1305 = v472 + v1303;
-  const unsigned int v1306 = static_cast<unsigned int>(v26.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1306 = static_cast<unsigned int>(v26.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1308 = v475 + v1306;
-  const bool v1309 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1309 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1310 = v1308 < v2;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
@@ -1360,11 +1360,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1318 = v1317 + v1308;
     out[v1318] = v1314;
   }
-  const unsigned int v1319 = static_cast<unsigned int>(v26.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1319 = static_cast<unsigned int>(v26.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1321 = v472 + v1319;
-  const unsigned int v1322 = static_cast<unsigned int>(v26.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1322 = static_cast<unsigned int>(v26.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1324 = v475 + v1322;
-  const bool v1325 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1325 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1326 = v1324 < v2;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
@@ -1377,11 +1377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1334 = v1333 + v1324;
     out[v1334] = v1330;
   }
-  const unsigned int v1335 = static_cast<unsigned int>(v26.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1335 = static_cast<unsigned int>(v26.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1337 = v472 + v1335;
-  const unsigned int v1338 = static_cast<unsigned int>(v26.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1338 = static_cast<unsigned int>(v26.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1340 = v475 + v1338;
-  const bool v1341 = v1337 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1341 = v1337 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1342 = v1340 < v2;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1394,11 +1394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1350 = v1349 + v1340;
     out[v1350] = v1346;
   }
-  const unsigned int v1351 = static_cast<unsigned int>(v26.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1351 = static_cast<unsigned int>(v26.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1353 = v472 + v1351;
-  const unsigned int v1354 = static_cast<unsigned int>(v26.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1354 = static_cast<unsigned int>(v26.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1356 = v475 + v1354;
-  const bool v1357 = v1353 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1357 = v1353 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1358 = v1356 < v2;
   const bool v1359 = v1357 && v1358;
   if (v1359) {
@@ -1411,11 +1411,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1366 = v1365 + v1356;
     out[v1366] = v1362;
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v26.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1367 = static_cast<unsigned int>(v26.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1369 = v472 + v1367;
-  const unsigned int v1370 = static_cast<unsigned int>(v26.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1370 = static_cast<unsigned int>(v26.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1372 = v475 + v1370;
-  const bool v1373 = v1369 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1373 = v1369 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1374 = v1372 < v2;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1428,11 +1428,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1382 = v1381 + v1372;
     out[v1382] = v1378;
   }
-  const unsigned int v1383 = static_cast<unsigned int>(v26.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1383 = static_cast<unsigned int>(v26.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1385 = v472 + v1383;
-  const unsigned int v1386 = static_cast<unsigned int>(v26.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1386 = static_cast<unsigned int>(v26.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1388 = v475 + v1386;
-  const bool v1389 = v1385 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1389 = v1385 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1390 = v1388 < v2;
   const bool v1391 = v1389 && v1390;
   if (v1391) {
@@ -1445,11 +1445,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1398 = v1397 + v1388;
     out[v1398] = v1394;
   }
-  const unsigned int v1399 = static_cast<unsigned int>(v26.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1399 = static_cast<unsigned int>(v26.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1401 = v472 + v1399;
-  const unsigned int v1402 = static_cast<unsigned int>(v26.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1402 = static_cast<unsigned int>(v26.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1404 = v475 + v1402;
-  const bool v1405 = v1401 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1405 = v1401 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1406 = v1404 < v2;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
@@ -1462,11 +1462,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1414 = v1413 + v1404;
     out[v1414] = v1410;
   }
-  const unsigned int v1415 = static_cast<unsigned int>(v26.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1415 = static_cast<unsigned int>(v26.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1417 = v472 + v1415;
-  const unsigned int v1418 = static_cast<unsigned int>(v26.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1418 = static_cast<unsigned int>(v26.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1420 = v475 + v1418;
-  const bool v1421 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1421 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1422 = v1420 < v2;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1430 = v1429 + v1420;
     out[v1430] = v1426;
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v26.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1431 = static_cast<unsigned int>(v26.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1433 = v472 + v1431;
-  const unsigned int v1434 = static_cast<unsigned int>(v26.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1434 = static_cast<unsigned int>(v26.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1436 = v475 + v1434;
-  const bool v1437 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1437 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1438 = v1436 < v2;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1496,11 +1496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1446 = v1445 + v1436;
     out[v1446] = v1442;
   }
-  const unsigned int v1447 = static_cast<unsigned int>(v26.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1447 = static_cast<unsigned int>(v26.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1449 = v472 + v1447;
-  const unsigned int v1450 = static_cast<unsigned int>(v26.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1450 = static_cast<unsigned int>(v26.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1452 = v475 + v1450;
-  const bool v1453 = v1449 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1453 = v1449 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1454 = v1452 < v2;
   const bool v1455 = v1453 && v1454;
   if (v1455) {
@@ -1513,11 +1513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1462 = v1461 + v1452;
     out[v1462] = v1458;
   }
-  const unsigned int v1463 = static_cast<unsigned int>(v26.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1463 = static_cast<unsigned int>(v26.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1465 = v472 + v1463;
-  const unsigned int v1466 = static_cast<unsigned int>(v26.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1466 = static_cast<unsigned int>(v26.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1468 = v475 + v1466;
-  const bool v1469 = v1465 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1469 = v1465 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1470 = v1468 < v2;
   const bool v1471 = v1469 && v1470;
   if (v1471) {
@@ -1530,11 +1530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f16(
     const unsigned int v1478 = v1477 + v1468;
     out[v1478] = v1474;
   }
-  const unsigned int v1479 = static_cast<unsigned int>(v26.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1479 = static_cast<unsigned int>(v26.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1481 = v472 + v1479;
-  const unsigned int v1482 = static_cast<unsigned int>(v26.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1482 = static_cast<unsigned int>(v26.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1484 = v475 + v1482;
-  const bool v1485 = v1481 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1485 = v1481 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1486 = v1484 < v2;
   const bool v1487 = v1485 && v1486;
   if (v1487) {

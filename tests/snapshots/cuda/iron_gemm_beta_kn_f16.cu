@@ -201,27 +201,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v9 = v8 << 7u;
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v12 = v11 << 6u;
-  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v17 = v16 << 6u;
-  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v21 = v20 << 5u;
-  iron_frag<float, 2, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v23, 0.0f);
-  iron_frag<__half, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__half, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v25, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__half, 1, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v27, __float2half_rn(0.0f));
-  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v31 = v30 == 0u;
-  const unsigned int v34 = v1 & 7u;
-  const bool v35 = v34 == 0u;
-  const bool v36 = v31 && v35;
-  if (v36) {
+  const unsigned int v39 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v40 = v39 == 0u;
+  const bool v46 = v31 && v40;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v46) {
     const unsigned int v52 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v55 = v52 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v58 = v52 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -306,17 +306,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const unsigned int v194 = v177 * 72u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v196 = v194 + v181;
     iron_copy_async(shm1 + v196, b + v192, v186);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v366 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v366 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v199 = 0u; v199 < v2; v199 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v202 = v199 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v199 = 0u; v199 < v2; v199 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v202 = v199 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v203 = v202 & 1u;
-      const unsigned int v205 = v199 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v205 = v199 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v206 = v205 < v2;
       if (v206) {
         const unsigned int v208 = 1u - v203;
-        const unsigned int v212 = v208 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v212 = v208 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v224 = v205 + v59;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v225 = v224 < v2;
         const bool v226 = v61 && v225;
@@ -353,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
         const unsigned int v307 = v212 + v144;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v308 = v307 + v131;
         iron_copy_async(shm0 + v308, a + v304, v298);
-        const unsigned int v310 = v208 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v310 = v208 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v320 = v205 + v153;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v321 = v320 < v2;
         const bool v324 = v321 && v161;
@@ -375,32 +375,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
         const unsigned int v358 = v357 + v181;
         iron_copy_async(shm1 + v358, b + v354, v348);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v360 = v203 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v360 = v203 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v362 = v203 * 5120u;
-      const unsigned int v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v25, shm0, v367, 40u);
-      const unsigned int v372 = v360 + v21;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v372 = v360 + v21;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v27, shm1, v372, 72u);
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v378 = v367 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v378 = v367 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v25, shm0, v378, 40u);
-      const unsigned int v381 = v360 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v381 = v360 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const unsigned int v382 = v381 + v21;
       iron_frag_load_shared<false>(v27, shm1, v382, 72u);
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v386 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v387 = threadIdx.x;
-    const unsigned int v443 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v443 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const unsigned int v455 = v443 + 16u;
-    const unsigned int v459 = 1152u + v21;  // kernels/gemm/gemm_tiles.hpp:123
+    const unsigned int v459 = 1152u + v21;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (unsigned int v385 = 0u; v385 < v2; v385 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v385 = 0u; v385 < v2; v385 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v389 = v387; v389 < 4096u; v389 += v386) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v391 = v389 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v393 = v389 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -446,23 +446,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
           shm1[v436] = __float2half_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v25, shm0, v443, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v27, shm1, v21, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v25, shm0, v455, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v27, shm1, v459, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v25, shm0, v443, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v27, shm1, v21, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v25, shm0, v455, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v27, shm1, v459, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v460 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v460 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v461 = v9 + v17;
   const unsigned int v462 = v461 + v460;
-  const unsigned int v463 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v463 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v464 = v12 + v21;
   const unsigned int v465 = v464 + v463;
-  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v467 = v465 < v1;
   const bool v468 = v466 && v467;
   if (v468) {
@@ -476,11 +476,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v476 = __float2half_rn(v475);
     c[v471] = v476;
   }
-  const unsigned int v477 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v477 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v479 = v461 + v477;
-  const unsigned int v480 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v480 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v482 = v464 + v480;
-  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v484 = v482 < v1;
   const bool v485 = v483 && v484;
   if (v485) {
@@ -494,11 +494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v493 = __float2half_rn(v492);
     c[v488] = v493;
   }
-  const unsigned int v494 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v494 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v496 = v461 + v494;
-  const unsigned int v497 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v497 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v499 = v464 + v497;
-  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v501 = v499 < v1;
   const bool v502 = v500 && v501;
   if (v502) {
@@ -512,11 +512,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v510 = __float2half_rn(v509);
     c[v505] = v510;
   }
-  const unsigned int v511 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v511 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v513 = v461 + v511;
-  const unsigned int v514 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v514 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v516 = v464 + v514;
-  const bool v517 = v513 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v517 = v513 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v518 = v516 < v1;
   const bool v519 = v517 && v518;
   if (v519) {
@@ -530,11 +530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v527 = __float2half_rn(v526);
     c[v522] = v527;
   }
-  const unsigned int v528 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v528 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v530 = v461 + v528;
-  const unsigned int v531 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v531 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v533 = v464 + v531;
-  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v535 = v533 < v1;
   const bool v536 = v534 && v535;
   if (v536) {
@@ -548,11 +548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v544 = __float2half_rn(v543);
     c[v539] = v544;
   }
-  const unsigned int v545 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v545 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v547 = v461 + v545;
-  const unsigned int v548 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v548 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v550 = v464 + v548;
-  const bool v551 = v547 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v551 = v547 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v552 = v550 < v1;
   const bool v553 = v551 && v552;
   if (v553) {
@@ -566,11 +566,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v561 = __float2half_rn(v560);
     c[v556] = v561;
   }
-  const unsigned int v562 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v562 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v564 = v461 + v562;
-  const unsigned int v565 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v565 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v567 = v464 + v565;
-  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v569 = v567 < v1;
   const bool v570 = v568 && v569;
   if (v570) {
@@ -584,11 +584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v578 = __float2half_rn(v577);
     c[v573] = v578;
   }
-  const unsigned int v579 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v579 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v581 = v461 + v579;
-  const unsigned int v582 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v582 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v584 = v464 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
@@ -602,11 +602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v595 = __float2half_rn(v594);
     c[v590] = v595;
   }
-  const unsigned int v596 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v596 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v598 = v461 + v596;
-  const unsigned int v599 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v599 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v601 = v464 + v599;
-  const bool v602 = v598 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v602 = v598 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v603 = v601 < v1;
   const bool v604 = v602 && v603;
   if (v604) {
@@ -620,11 +620,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v612 = __float2half_rn(v611);
     c[v607] = v612;
   }
-  const unsigned int v613 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v613 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v615 = v461 + v613;
-  const unsigned int v616 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v616 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v618 = v464 + v616;
-  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v620 = v618 < v1;
   const bool v621 = v619 && v620;
   if (v621) {
@@ -638,11 +638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v629 = __float2half_rn(v628);
     c[v624] = v629;
   }
-  const unsigned int v630 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v630 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v632 = v461 + v630;
-  const unsigned int v633 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v633 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v635 = v464 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -656,11 +656,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v646 = __float2half_rn(v645);
     c[v641] = v646;
   }
-  const unsigned int v647 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v647 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v649 = v461 + v647;
-  const unsigned int v650 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v650 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v652 = v464 + v650;
-  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -674,11 +674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v663 = __float2half_rn(v662);
     c[v658] = v663;
   }
-  const unsigned int v664 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v664 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v666 = v461 + v664;
-  const unsigned int v667 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v667 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v669 = v464 + v667;
-  const bool v670 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v670 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v671 = v669 < v1;
   const bool v672 = v670 && v671;
   if (v672) {
@@ -692,11 +692,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v680 = __float2half_rn(v679);
     c[v675] = v680;
   }
-  const unsigned int v681 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v681 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v683 = v461 + v681;
-  const unsigned int v684 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v684 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v686 = v464 + v684;
-  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v688 = v686 < v1;
   const bool v689 = v687 && v688;
   if (v689) {
@@ -710,11 +710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v697 = __float2half_rn(v696);
     c[v692] = v697;
   }
-  const unsigned int v698 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v698 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v700 = v461 + v698;
-  const unsigned int v701 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v701 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v703 = v464 + v701;
-  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -728,11 +728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v714 = __float2half_rn(v713);
     c[v709] = v714;
   }
-  const unsigned int v715 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v715 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v717 = v461 + v715;
-  const unsigned int v718 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v718 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v720 = v464 + v718;
-  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -746,11 +746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v731 = __float2half_rn(v730);
     c[v726] = v731;
   }
-  const unsigned int v732 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v732 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v734 = v461 + v732;
-  const unsigned int v735 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v735 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v737 = v464 + v735;
-  const bool v738 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v738 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v739 = v737 < v1;
   const bool v740 = v738 && v739;
   if (v740) {
@@ -764,11 +764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v748 = __float2half_rn(v747);
     c[v743] = v748;
   }
-  const unsigned int v749 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v749 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v751 = v461 + v749;
-  const unsigned int v752 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v752 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v754 = v464 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
@@ -782,11 +782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v765 = __float2half_rn(v764);
     c[v760] = v765;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v766 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v768 = v461 + v766;
-  const unsigned int v769 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v769 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v771 = v464 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -800,11 +800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v782 = __float2half_rn(v781);
     c[v777] = v782;
   }
-  const unsigned int v783 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v783 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v785 = v461 + v783;
-  const unsigned int v786 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v786 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v788 = v464 + v786;
-  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -818,11 +818,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v799 = __float2half_rn(v798);
     c[v794] = v799;
   }
-  const unsigned int v800 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v800 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v802 = v461 + v800;
-  const unsigned int v803 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v803 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v805 = v464 + v803;
-  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v807 = v805 < v1;
   const bool v808 = v806 && v807;
   if (v808) {
@@ -836,11 +836,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v816 = __float2half_rn(v815);
     c[v811] = v816;
   }
-  const unsigned int v817 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v817 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v819 = v461 + v817;
-  const unsigned int v820 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v820 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v822 = v464 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
@@ -854,11 +854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v833 = __float2half_rn(v832);
     c[v828] = v833;
   }
-  const unsigned int v834 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v834 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v836 = v461 + v834;
-  const unsigned int v837 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v837 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v839 = v464 + v837;
-  const bool v840 = v836 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v840 = v836 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v841 = v839 < v1;
   const bool v842 = v840 && v841;
   if (v842) {
@@ -872,11 +872,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v850 = __float2half_rn(v849);
     c[v845] = v850;
   }
-  const unsigned int v851 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v851 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v853 = v461 + v851;
-  const unsigned int v854 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v854 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v856 = v464 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -890,11 +890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v867 = __float2half_rn(v866);
     c[v862] = v867;
   }
-  const unsigned int v868 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v868 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v870 = v461 + v868;
-  const unsigned int v871 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v871 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v873 = v464 + v871;
-  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v875 = v873 < v1;
   const bool v876 = v874 && v875;
   if (v876) {
@@ -908,11 +908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v884 = __float2half_rn(v883);
     c[v879] = v884;
   }
-  const unsigned int v885 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v885 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v887 = v461 + v885;
-  const unsigned int v888 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v888 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v890 = v464 + v888;
-  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v892 = v890 < v1;
   const bool v893 = v891 && v892;
   if (v893) {
@@ -926,11 +926,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v901 = __float2half_rn(v900);
     c[v896] = v901;
   }
-  const unsigned int v902 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v902 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v904 = v461 + v902;
-  const unsigned int v905 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v905 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v907 = v464 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v909 = v907 < v1;
   const bool v910 = v908 && v909;
   if (v910) {
@@ -944,11 +944,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v918 = __float2half_rn(v917);
     c[v913] = v918;
   }
-  const unsigned int v919 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v919 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v921 = v461 + v919;
-  const unsigned int v922 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v922 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v924 = v464 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
@@ -962,11 +962,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v935 = __float2half_rn(v934);
     c[v930] = v935;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v936 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v938 = v461 + v936;
-  const unsigned int v939 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v939 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v941 = v464 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
@@ -980,11 +980,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v952 = __float2half_rn(v951);
     c[v947] = v952;
   }
-  const unsigned int v953 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v953 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v955 = v461 + v953;
-  const unsigned int v956 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v956 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v958 = v464 + v956;
-  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v960 = v958 < v1;
   const bool v961 = v959 && v960;
   if (v961) {
@@ -998,11 +998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v969 = __float2half_rn(v968);
     c[v964] = v969;
   }
-  const unsigned int v970 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v970 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v972 = v461 + v970;
-  const unsigned int v973 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v973 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v975 = v464 + v973;
-  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v977 = v975 < v1;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -1016,11 +1016,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v986 = __float2half_rn(v985);
     c[v981] = v986;
   }
-  const unsigned int v987 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v987 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v989 = v461 + v987;
-  const unsigned int v990 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v990 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v992 = v464 + v990;
-  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
@@ -1034,11 +1034,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1003 = __float2half_rn(v1002);
     c[v998] = v1003;
   }
-  const unsigned int v1004 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1004 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1006 = v461 + v1004;
-  const unsigned int v1007 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1007 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1009 = v464 + v1007;
-  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1020 = __float2half_rn(v1019);
     c[v1015] = v1020;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1021 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1023 = v461 + v1021;
-  const unsigned int v1024 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1024 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1026 = v464 + v1024;
-  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1028 = v1026 < v1;
   const bool v1029 = v1027 && v1028;
   if (v1029) {
@@ -1070,11 +1070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1037 = __float2half_rn(v1036);
     c[v1032] = v1037;
   }
-  const unsigned int v1038 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1038 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1040 = v461 + v1038;
-  const unsigned int v1041 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1041 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1043 = v464 + v1041;
-  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1045 = v1043 < v1;
   const bool v1046 = v1044 && v1045;
   if (v1046) {
@@ -1088,11 +1088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1054 = __float2half_rn(v1053);
     c[v1049] = v1054;
   }
-  const unsigned int v1055 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1055 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1057 = v461 + v1055;
-  const unsigned int v1058 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1058 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1060 = v464 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -1106,11 +1106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1071 = __float2half_rn(v1070);
     c[v1066] = v1071;
   }
-  const unsigned int v1072 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1072 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1074 = v461 + v1072;
-  const unsigned int v1075 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1075 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1077 = v464 + v1075;
-  const bool v1078 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1078 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1079 = v1077 < v1;
   const bool v1080 = v1078 && v1079;
   if (v1080) {
@@ -1124,11 +1124,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1088 = __float2half_rn(v1087);
     c[v1083] = v1088;
   }
-  const unsigned int v1089 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1089 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1091 = v461 + v1089;
-  const unsigned int v1092 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1092 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1094 = v464 + v1092;
-  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1096 = v1094 < v1;
   const bool v1097 = v1095 && v1096;
   if (v1097) {
@@ -1142,11 +1142,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1105 = __float2half_rn(v1104);
     c[v1100] = v1105;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1106 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1108 = v461 + v1106;
-  const unsigned int v1109 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1109 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1111 = v464 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1160,11 +1160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1122 = __float2half_rn(v1121);
     c[v1117] = v1122;
   }
-  const unsigned int v1123 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1123 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1125 = v461 + v1123;
-  const unsigned int v1126 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1126 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1128 = v464 + v1126;
-  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1178,11 +1178,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1139 = __float2half_rn(v1138);
     c[v1134] = v1139;
   }
-  const unsigned int v1140 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1140 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1142 = v461 + v1140;
-  const unsigned int v1143 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1143 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1145 = v464 + v1143;
-  const bool v1146 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1146 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
@@ -1196,11 +1196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1156 = __float2half_rn(v1155);
     c[v1151] = v1156;
   }
-  const unsigned int v1157 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1157 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1159 = v461 + v1157;
-  const unsigned int v1160 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1160 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1162 = v464 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
@@ -1214,11 +1214,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1173 = __float2half_rn(v1172);
     c[v1168] = v1173;
   }
-  const unsigned int v1174 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1174 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1176 = v461 + v1174;
-  const unsigned int v1177 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1177 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1179 = v464 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1232,11 +1232,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1190 = __float2half_rn(v1189);
     c[v1185] = v1190;
   }
-  const unsigned int v1191 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1191 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1193 = v461 + v1191;
-  const unsigned int v1194 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1194 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1196 = v464 + v1194;
-  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1198 = v1196 < v1;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
@@ -1250,11 +1250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1207 = __float2half_rn(v1206);
     c[v1202] = v1207;
   }
-  const unsigned int v1208 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1208 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1210 = v461 + v1208;
-  const unsigned int v1211 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1211 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1213 = v464 + v1211;
-  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1215 = v1213 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
@@ -1268,11 +1268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1224 = __float2half_rn(v1223);
     c[v1219] = v1224;
   }
-  const unsigned int v1225 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1225 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1227 = v461 + v1225;
-  const unsigned int v1228 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1228 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1230 = v464 + v1228;
-  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1232 = v1230 < v1;
   const bool v1233 = v1231 && v1232;
   if (v1233) {
@@ -1286,11 +1286,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1241 = __float2half_rn(v1240);
     c[v1236] = v1241;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1242 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1244 = v461 + v1242;
-  const unsigned int v1245 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1245 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1247 = v464 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1258 = __float2half_rn(v1257);
     c[v1253] = v1258;
   }
-  const unsigned int v1259 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1259 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1261 = v461 + v1259;
-  const unsigned int v1262 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1262 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1264 = v464 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1322,11 +1322,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1275 = __float2half_rn(v1274);
     c[v1270] = v1275;
   }
-  const unsigned int v1276 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1276 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1278 = v461 + v1276;
-  const unsigned int v1279 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1279 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1281 = v464 + v1279;
-  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1283 = v1281 < v1;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
@@ -1340,11 +1340,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1292 = __float2half_rn(v1291);
     c[v1287] = v1292;
   }
-  const unsigned int v1293 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1293 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1295 = v461 + v1293;
-  const unsigned int v1296 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1296 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1298 = v464 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1300 = v1298 < v1;
   const bool v1301 = v1299 && v1300;
   if (v1301) {
@@ -1358,11 +1358,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1309 = __float2half_rn(v1308);
     c[v1304] = v1309;
   }
-  const unsigned int v1310 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1310 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1312 = v461 + v1310;
-  const unsigned int v1313 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1313 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1315 = v464 + v1313;
-  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1317 = v1315 < v1;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
@@ -1376,11 +1376,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1326 = __float2half_rn(v1325);
     c[v1321] = v1326;
   }
-  const unsigned int v1327 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1327 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1329 = v461 + v1327;
-  const unsigned int v1330 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1330 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1332 = v464 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1394,11 +1394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1343 = __float2half_rn(v1342);
     c[v1338] = v1343;
   }
-  const unsigned int v1344 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1344 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1346 = v461 + v1344;
-  const unsigned int v1347 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1347 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1349 = v464 + v1347;
-  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1351 = v1349 < v1;
   const bool v1352 = v1350 && v1351;
   if (v1352) {
@@ -1412,11 +1412,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1360 = __float2half_rn(v1359);
     c[v1355] = v1360;
   }
-  const unsigned int v1361 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1361 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1363 = v461 + v1361;
-  const unsigned int v1364 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1364 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1366 = v464 + v1364;
-  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1368 = v1366 < v1;
   const bool v1369 = v1367 && v1368;
   if (v1369) {
@@ -1430,11 +1430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1377 = __float2half_rn(v1376);
     c[v1372] = v1377;
   }
-  const unsigned int v1378 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1378 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1380 = v461 + v1378;
-  const unsigned int v1381 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1381 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1383 = v464 + v1381;
-  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1385 = v1383 < v1;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
@@ -1448,11 +1448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1394 = __float2half_rn(v1393);
     c[v1389] = v1394;
   }
-  const unsigned int v1395 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1395 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1397 = v461 + v1395;
-  const unsigned int v1398 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1398 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1400 = v464 + v1398;
-  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
@@ -1466,11 +1466,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1411 = __float2half_rn(v1410);
     c[v1406] = v1411;
   }
-  const unsigned int v1412 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1412 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1414 = v461 + v1412;
-  const unsigned int v1415 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1415 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1417 = v464 + v1415;
-  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
@@ -1484,11 +1484,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1428 = __float2half_rn(v1427);
     c[v1423] = v1428;
   }
-  const unsigned int v1429 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1429 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1431 = v461 + v1429;
-  const unsigned int v1432 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1432 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1434 = v464 + v1432;
-  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1436 = v1434 < v1;
   const bool v1437 = v1435 && v1436;
   if (v1437) {
@@ -1502,11 +1502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1445 = __float2half_rn(v1444);
     c[v1440] = v1445;
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1446 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1448 = v461 + v1446;
-  const unsigned int v1449 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1449 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1451 = v464 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1453 = v1451 < v1;
   const bool v1454 = v1452 && v1453;
   if (v1454) {
@@ -1520,11 +1520,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1462 = __float2half_rn(v1461);
     c[v1457] = v1462;
   }
-  const unsigned int v1463 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1463 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1465 = v461 + v1463;
-  const unsigned int v1466 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1466 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1468 = v464 + v1466;
-  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1470 = v1468 < v1;
   const bool v1471 = v1469 && v1470;
   if (v1471) {
@@ -1538,11 +1538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1479 = __float2half_rn(v1478);
     c[v1474] = v1479;
   }
-  const unsigned int v1480 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1480 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1482 = v461 + v1480;
-  const unsigned int v1483 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1483 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1485 = v464 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1556,11 +1556,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1496 = __float2half_rn(v1495);
     c[v1491] = v1496;
   }
-  const unsigned int v1497 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1497 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1499 = v461 + v1497;
-  const unsigned int v1500 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1500 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1502 = v464 + v1500;
-  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1504 = v1502 < v1;
   const bool v1505 = v1503 && v1504;
   if (v1505) {
@@ -1574,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1513 = __float2half_rn(v1512);
     c[v1508] = v1513;
   }
-  const unsigned int v1514 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1514 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1516 = v461 + v1514;
-  const unsigned int v1517 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1517 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1519 = v464 + v1517;
-  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1592,11 +1592,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f16(
     const __half v1530 = __float2half_rn(v1529);
     c[v1525] = v1530;
   }
-  const unsigned int v1531 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1531 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1533 = v461 + v1531;
-  const unsigned int v1534 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1534 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1536 = v464 + v1534;
-  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1538 = v1536 < v1;
   const bool v1539 = v1537 && v1538;
   if (v1539) {

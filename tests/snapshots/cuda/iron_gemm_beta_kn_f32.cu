@@ -199,27 +199,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v9 = v8 << 7u;
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v12 = v11 << 6u;
-  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v17 = v16 << 6u;
-  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v21 = v20 << 5u;
-  iron_frag<float, 2, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v23, 0.0f);
-  iron_frag<float, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v25, 0.0f);
-  iron_frag<float, 1, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v27, 0.0f);
-  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v31 = v30 == 0u;
-  const unsigned int v34 = v1 & 7u;
-  const bool v35 = v34 == 0u;
-  const bool v36 = v31 && v35;
-  if (v36) {
+  const unsigned int v39 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v40 = v39 == 0u;
+  const bool v46 = v31 && v40;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v46) {
     const unsigned int v52 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v55 = v52 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v58 = v52 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -304,17 +304,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const unsigned int v194 = v177 * 68u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v196 = v194 + v181;
     iron_copy_async(shm1 + v196, b + v192, v186);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v366 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v366 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v199 = 0u; v199 < v2; v199 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v202 = v199 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v199 = 0u; v199 < v2; v199 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v202 = v199 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v203 = v202 & 1u;
-      const unsigned int v205 = v199 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v205 = v199 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v206 = v205 < v2;
       if (v206) {
         const unsigned int v208 = 1u - v203;
-        const unsigned int v212 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v212 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v224 = v205 + v59;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v225 = v224 < v2;
         const bool v226 = v61 && v225;
@@ -351,7 +351,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v307 = v212 + v144;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v308 = v307 + v131;
         iron_copy_async(shm0 + v308, a + v304, v298);
-        const unsigned int v310 = v208 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v310 = v208 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v320 = v205 + v153;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v321 = v320 < v2;
         const bool v324 = v321 && v161;
@@ -373,24 +373,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v358 = v357 + v181;
         iron_copy_async(shm1 + v358, b + v354, v348);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v360 = v203 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v360 = v203 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v362 = v203 * 2560u;
-      const unsigned int v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v25, shm0, v367, 20u);
-      const unsigned int v372 = v360 + v21;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v372 = v360 + v21;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v27, shm1, v372, 68u);
-      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v376 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v377 = threadIdx.x;
-    const unsigned int v433 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v433 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v375 = 0u; v375 < v2; v375 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v375 = 0u; v375 < v2; v375 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v379 = v377; v379 < 2048u; v379 += v376) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v381 = v379 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v383 = v379 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -436,20 +436,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
           shm1[v426] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v25, shm0, v433, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v27, shm1, v21, 68u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v25, shm0, v433, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v27, shm1, v21, 68u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v440 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v440 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v441 = v9 + v17;
   const unsigned int v442 = v441 + v440;
-  const unsigned int v443 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v443 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v444 = v12 + v21;
   const unsigned int v445 = v444 + v443;
-  const bool v446 = v442 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v446 = v442 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v447 = v445 < v1;
   const bool v448 = v446 && v447;
   if (v448) {
@@ -461,11 +461,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v455 = fmaf(v449, v3, v454);
     c[v451] = v455;
   }
-  const unsigned int v457 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v457 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v459 = v441 + v457;
-  const unsigned int v460 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v460 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v462 = v444 + v460;
-  const bool v463 = v459 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v463 = v459 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v464 = v462 < v1;
   const bool v465 = v463 && v464;
   if (v465) {
@@ -477,11 +477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v472 = fmaf(v466, v3, v471);
     c[v468] = v472;
   }
-  const unsigned int v474 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v474 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v476 = v441 + v474;
-  const unsigned int v477 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v477 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v479 = v444 + v477;
-  const bool v480 = v476 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v480 = v476 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v481 = v479 < v1;
   const bool v482 = v480 && v481;
   if (v482) {
@@ -493,11 +493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v489 = fmaf(v483, v3, v488);
     c[v485] = v489;
   }
-  const unsigned int v491 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v491 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v493 = v441 + v491;
-  const unsigned int v494 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v494 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v496 = v444 + v494;
-  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v498 = v496 < v1;
   const bool v499 = v497 && v498;
   if (v499) {
@@ -509,11 +509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v506 = fmaf(v500, v3, v505);
     c[v502] = v506;
   }
-  const unsigned int v508 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v508 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v510 = v441 + v508;
-  const unsigned int v511 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v511 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v513 = v444 + v511;
-  const bool v514 = v510 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v514 = v510 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v515 = v513 < v1;
   const bool v516 = v514 && v515;
   if (v516) {
@@ -525,11 +525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v523 = fmaf(v517, v3, v522);
     c[v519] = v523;
   }
-  const unsigned int v525 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v525 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v527 = v441 + v525;
-  const unsigned int v528 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v528 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v530 = v444 + v528;
-  const bool v531 = v527 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v531 = v527 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v532 = v530 < v1;
   const bool v533 = v531 && v532;
   if (v533) {
@@ -541,11 +541,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v540 = fmaf(v534, v3, v539);
     c[v536] = v540;
   }
-  const unsigned int v542 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v542 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v544 = v441 + v542;
-  const unsigned int v545 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v545 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v547 = v444 + v545;
-  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v549 = v547 < v1;
   const bool v550 = v548 && v549;
   if (v550) {
@@ -557,11 +557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v557 = fmaf(v551, v3, v556);
     c[v553] = v557;
   }
-  const unsigned int v559 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v559 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v561 = v441 + v559;
-  const unsigned int v562 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v562 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v564 = v444 + v562;
-  const bool v565 = v561 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v565 = v561 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v566 = v564 < v1;
   const bool v567 = v565 && v566;
   if (v567) {
@@ -573,11 +573,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v574 = fmaf(v568, v3, v573);
     c[v570] = v574;
   }
-  const unsigned int v576 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v576 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v578 = v441 + v576;
-  const unsigned int v579 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v579 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v581 = v444 + v579;
-  const bool v582 = v578 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v582 = v578 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v583 = v581 < v1;
   const bool v584 = v582 && v583;
   if (v584) {
@@ -589,11 +589,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v591 = fmaf(v585, v3, v590);
     c[v587] = v591;
   }
-  const unsigned int v593 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v593 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v595 = v441 + v593;
-  const unsigned int v596 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v596 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v598 = v444 + v596;
-  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v600 = v598 < v1;
   const bool v601 = v599 && v600;
   if (v601) {
@@ -605,11 +605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v608 = fmaf(v602, v3, v607);
     c[v604] = v608;
   }
-  const unsigned int v610 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v610 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v612 = v441 + v610;
-  const unsigned int v613 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v613 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v615 = v444 + v613;
-  const bool v616 = v612 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v616 = v612 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v617 = v615 < v1;
   const bool v618 = v616 && v617;
   if (v618) {
@@ -621,11 +621,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v625 = fmaf(v619, v3, v624);
     c[v621] = v625;
   }
-  const unsigned int v627 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v627 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v629 = v441 + v627;
-  const unsigned int v630 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v630 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v632 = v444 + v630;
-  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
@@ -637,11 +637,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v642 = fmaf(v636, v3, v641);
     c[v638] = v642;
   }
-  const unsigned int v644 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v644 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v646 = v441 + v644;
-  const unsigned int v647 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v647 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v649 = v444 + v647;
-  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v651 = v649 < v1;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -653,11 +653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v659 = fmaf(v653, v3, v658);
     c[v655] = v659;
   }
-  const unsigned int v661 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v661 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v663 = v441 + v661;
-  const unsigned int v664 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v664 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v666 = v444 + v664;
-  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v668 = v666 < v1;
   const bool v669 = v667 && v668;
   if (v669) {
@@ -669,11 +669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v676 = fmaf(v670, v3, v675);
     c[v672] = v676;
   }
-  const unsigned int v678 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v678 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v680 = v441 + v678;
-  const unsigned int v681 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v681 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v683 = v444 + v681;
-  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v685 = v683 < v1;
   const bool v686 = v684 && v685;
   if (v686) {
@@ -685,11 +685,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v693 = fmaf(v687, v3, v692);
     c[v689] = v693;
   }
-  const unsigned int v695 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v695 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v697 = v441 + v695;
-  const unsigned int v698 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v698 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v700 = v444 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -701,11 +701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v710 = fmaf(v704, v3, v709);
     c[v706] = v710;
   }
-  const unsigned int v712 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v712 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v714 = v441 + v712;
-  const unsigned int v715 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v715 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v717 = v444 + v715;
-  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v719 = v717 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
@@ -717,11 +717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v727 = fmaf(v721, v3, v726);
     c[v723] = v727;
   }
-  const unsigned int v729 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v729 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v731 = v441 + v729;
-  const unsigned int v732 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v732 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v734 = v444 + v732;
-  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v736 = v734 < v1;
   const bool v737 = v735 && v736;
   if (v737) {
@@ -733,11 +733,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v744 = fmaf(v738, v3, v743);
     c[v740] = v744;
   }
-  const unsigned int v746 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v746 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v748 = v441 + v746;
-  const unsigned int v749 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v749 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v751 = v444 + v749;
-  const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v753 = v751 < v1;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -749,11 +749,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v761 = fmaf(v755, v3, v760);
     c[v757] = v761;
   }
-  const unsigned int v763 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v763 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v765 = v441 + v763;
-  const unsigned int v766 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v766 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v768 = v444 + v766;
-  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v1;
   const bool v771 = v769 && v770;
   if (v771) {
@@ -765,11 +765,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v778 = fmaf(v772, v3, v777);
     c[v774] = v778;
   }
-  const unsigned int v780 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v780 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v782 = v441 + v780;
-  const unsigned int v783 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v783 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v785 = v444 + v783;
-  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -781,11 +781,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v795 = fmaf(v789, v3, v794);
     c[v791] = v795;
   }
-  const unsigned int v797 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v797 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v799 = v441 + v797;
-  const unsigned int v800 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v800 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v802 = v444 + v800;
-  const bool v803 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v803 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v804 = v802 < v1;
   const bool v805 = v803 && v804;
   if (v805) {
@@ -797,11 +797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v812 = fmaf(v806, v3, v811);
     c[v808] = v812;
   }
-  const unsigned int v814 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v814 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v816 = v441 + v814;
-  const unsigned int v817 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v817 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v819 = v444 + v817;
-  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -813,11 +813,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v829 = fmaf(v823, v3, v828);
     c[v825] = v829;
   }
-  const unsigned int v831 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v831 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v833 = v441 + v831;
-  const unsigned int v834 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v834 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v836 = v444 + v834;
-  const bool v837 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v837 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v838 = v836 < v1;
   const bool v839 = v837 && v838;
   if (v839) {
@@ -829,11 +829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v846 = fmaf(v840, v3, v845);
     c[v842] = v846;
   }
-  const unsigned int v848 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v848 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v850 = v441 + v848;
-  const unsigned int v851 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v851 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v853 = v444 + v851;
-  const bool v854 = v850 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v854 = v850 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v855 = v853 < v1;
   const bool v856 = v854 && v855;
   if (v856) {
@@ -845,11 +845,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v863 = fmaf(v857, v3, v862);
     c[v859] = v863;
   }
-  const unsigned int v865 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v865 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v867 = v441 + v865;
-  const unsigned int v868 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v868 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v870 = v444 + v868;
-  const bool v871 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v871 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v872 = v870 < v1;
   const bool v873 = v871 && v872;
   if (v873) {
@@ -861,11 +861,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v880 = fmaf(v874, v3, v879);
     c[v876] = v880;
   }
-  const unsigned int v882 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v882 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v884 = v441 + v882;
-  const unsigned int v885 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v885 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v887 = v444 + v885;
-  const bool v888 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v888 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v889 = v887 < v1;
   const bool v890 = v888 && v889;
   if (v890) {
@@ -877,11 +877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v897 = fmaf(v891, v3, v896);
     c[v893] = v897;
   }
-  const unsigned int v899 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v899 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v901 = v441 + v899;
-  const unsigned int v902 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v902 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v904 = v444 + v902;
-  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -893,11 +893,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v914 = fmaf(v908, v3, v913);
     c[v910] = v914;
   }
-  const unsigned int v916 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v916 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v918 = v441 + v916;
-  const unsigned int v919 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v919 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v921 = v444 + v919;
-  const bool v922 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v922 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v923 = v921 < v1;
   const bool v924 = v922 && v923;
   if (v924) {
@@ -909,11 +909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v931 = fmaf(v925, v3, v930);
     c[v927] = v931;
   }
-  const unsigned int v933 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v933 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v935 = v441 + v933;
-  const unsigned int v936 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v936 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v938 = v444 + v936;
-  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v940 = v938 < v1;
   const bool v941 = v939 && v940;
   if (v941) {
@@ -925,11 +925,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v948 = fmaf(v942, v3, v947);
     c[v944] = v948;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v950 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v952 = v441 + v950;
-  const unsigned int v953 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v953 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v955 = v444 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -941,11 +941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v965 = fmaf(v959, v3, v964);
     c[v961] = v965;
   }
-  const unsigned int v967 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v967 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v969 = v441 + v967;
-  const unsigned int v970 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v970 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v972 = v444 + v970;
-  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v974 = v972 < v1;
   const bool v975 = v973 && v974;
   if (v975) {
@@ -957,11 +957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v982 = fmaf(v976, v3, v981);
     c[v978] = v982;
   }
-  const unsigned int v984 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v984 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v986 = v441 + v984;
-  const unsigned int v987 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v987 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v989 = v444 + v987;
-  const bool v990 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v990 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v991 = v989 < v1;
   const bool v992 = v990 && v991;
   if (v992) {
@@ -973,11 +973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v999 = fmaf(v993, v3, v998);
     c[v995] = v999;
   }
-  const unsigned int v1001 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1001 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1003 = v441 + v1001;
-  const unsigned int v1004 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1004 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1006 = v444 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1008 = v1006 < v1;
   const bool v1009 = v1007 && v1008;
   if (v1009) {
@@ -989,11 +989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1016 = fmaf(v1010, v3, v1015);
     c[v1012] = v1016;
   }
-  const unsigned int v1018 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1018 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1020 = v441 + v1018;
-  const unsigned int v1021 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1021 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1023 = v444 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1005,11 +1005,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1033 = fmaf(v1027, v3, v1032);
     c[v1029] = v1033;
   }
-  const unsigned int v1035 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1035 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1037 = v441 + v1035;
-  const unsigned int v1038 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1038 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1040 = v444 + v1038;
-  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -1021,11 +1021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1050 = fmaf(v1044, v3, v1049);
     c[v1046] = v1050;
   }
-  const unsigned int v1052 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1052 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1054 = v441 + v1052;
-  const unsigned int v1055 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1055 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1057 = v444 + v1055;
-  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1059 = v1057 < v1;
   const bool v1060 = v1058 && v1059;
   if (v1060) {
@@ -1037,11 +1037,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1067 = fmaf(v1061, v3, v1066);
     c[v1063] = v1067;
   }
-  const unsigned int v1069 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1069 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1071 = v441 + v1069;
-  const unsigned int v1072 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1072 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1074 = v444 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1076 = v1074 < v1;
   const bool v1077 = v1075 && v1076;
   if (v1077) {
@@ -1053,11 +1053,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1084 = fmaf(v1078, v3, v1083);
     c[v1080] = v1084;
   }
-  const unsigned int v1086 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1086 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1088 = v441 + v1086;
-  const unsigned int v1089 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1089 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1091 = v444 + v1089;
-  const bool v1092 = v1088 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1092 = v1088 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1093 = v1091 < v1;
   const bool v1094 = v1092 && v1093;
   if (v1094) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1101 = fmaf(v1095, v3, v1100);
     c[v1097] = v1101;
   }
-  const unsigned int v1103 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1103 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1105 = v441 + v1103;
-  const unsigned int v1106 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1106 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1108 = v444 + v1106;
-  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1085,11 +1085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1118 = fmaf(v1112, v3, v1117);
     c[v1114] = v1118;
   }
-  const unsigned int v1120 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1120 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1122 = v441 + v1120;
-  const unsigned int v1123 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1123 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1125 = v444 + v1123;
-  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1127 = v1125 < v1;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
@@ -1101,11 +1101,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1135 = fmaf(v1129, v3, v1134);
     c[v1131] = v1135;
   }
-  const unsigned int v1137 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1137 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1139 = v441 + v1137;
-  const unsigned int v1140 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1140 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1142 = v444 + v1140;
-  const bool v1143 = v1139 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1143 = v1139 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1144 = v1142 < v1;
   const bool v1145 = v1143 && v1144;
   if (v1145) {
@@ -1117,11 +1117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1152 = fmaf(v1146, v3, v1151);
     c[v1148] = v1152;
   }
-  const unsigned int v1154 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1154 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1156 = v441 + v1154;
-  const unsigned int v1157 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1157 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1159 = v444 + v1157;
-  const bool v1160 = v1156 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1160 = v1156 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1161 = v1159 < v1;
   const bool v1162 = v1160 && v1161;
   if (v1162) {
@@ -1133,11 +1133,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1169 = fmaf(v1163, v3, v1168);
     c[v1165] = v1169;
   }
-  const unsigned int v1171 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1171 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1173 = v441 + v1171;
-  const unsigned int v1174 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1174 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1176 = v444 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -1149,11 +1149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1186 = fmaf(v1180, v3, v1185);
     c[v1182] = v1186;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1188 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1190 = v441 + v1188;
-  const unsigned int v1191 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1191 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1193 = v444 + v1191;
-  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1195 = v1193 < v1;
   const bool v1196 = v1194 && v1195;
   if (v1196) {
@@ -1165,11 +1165,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1203 = fmaf(v1197, v3, v1202);
     c[v1199] = v1203;
   }
-  const unsigned int v1205 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1205 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1207 = v441 + v1205;
-  const unsigned int v1208 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1208 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1210 = v444 + v1208;
-  const bool v1211 = v1207 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1211 = v1207 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1212 = v1210 < v1;
   const bool v1213 = v1211 && v1212;
   if (v1213) {
@@ -1181,11 +1181,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1220 = fmaf(v1214, v3, v1219);
     c[v1216] = v1220;
   }
-  const unsigned int v1222 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1222 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1224 = v441 + v1222;
-  const unsigned int v1225 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1225 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1227 = v444 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1229 = v1227 < v1;
   const bool v1230 = v1228 && v1229;
   if (v1230) {
@@ -1197,11 +1197,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1237 = fmaf(v1231, v3, v1236);
     c[v1233] = v1237;
   }
-  const unsigned int v1239 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1239 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1241 = v441 + v1239;
-  const unsigned int v1242 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1242 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1244 = v444 + v1242;
-  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1246 = v1244 < v1;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
@@ -1213,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1254 = fmaf(v1248, v3, v1253);
     c[v1250] = v1254;
   }
-  const unsigned int v1256 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1256 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1258 = v441 + v1256;
-  const unsigned int v1259 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1259 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1261 = v444 + v1259;
-  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1263 = v1261 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
@@ -1229,11 +1229,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1271 = fmaf(v1265, v3, v1270);
     c[v1267] = v1271;
   }
-  const unsigned int v1273 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1273 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1275 = v441 + v1273;
-  const unsigned int v1276 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1276 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1278 = v444 + v1276;
-  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1280 = v1278 < v1;
   const bool v1281 = v1279 && v1280;
   if (v1281) {
@@ -1245,11 +1245,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1288 = fmaf(v1282, v3, v1287);
     c[v1284] = v1288;
   }
-  const unsigned int v1290 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1290 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1292 = v441 + v1290;
-  const unsigned int v1293 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1293 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1295 = v444 + v1293;
-  const bool v1296 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1296 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1297 = v1295 < v1;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1261,11 +1261,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1305 = fmaf(v1299, v3, v1304);
     c[v1301] = v1305;
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1307 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1309 = v441 + v1307;
-  const unsigned int v1310 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1310 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1312 = v444 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1277,11 +1277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1322 = fmaf(v1316, v3, v1321);
     c[v1318] = v1322;
   }
-  const unsigned int v1324 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1324 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1326 = v441 + v1324;
-  const unsigned int v1327 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1327 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1329 = v444 + v1327;
-  const bool v1330 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1330 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1331 = v1329 < v1;
   const bool v1332 = v1330 && v1331;
   if (v1332) {
@@ -1293,11 +1293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1339 = fmaf(v1333, v3, v1338);
     c[v1335] = v1339;
   }
-  const unsigned int v1341 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1341 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1343 = v441 + v1341;
-  const unsigned int v1344 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1344 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1346 = v444 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1348 = v1346 < v1;
   const bool v1349 = v1347 && v1348;
   if (v1349) {
@@ -1309,11 +1309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1356 = fmaf(v1350, v3, v1355);
     c[v1352] = v1356;
   }
-  const unsigned int v1358 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1358 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1360 = v441 + v1358;
-  const unsigned int v1361 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1361 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1363 = v444 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1325,11 +1325,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1373 = fmaf(v1367, v3, v1372);
     c[v1369] = v1373;
   }
-  const unsigned int v1375 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1375 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1377 = v441 + v1375;
-  const unsigned int v1378 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1378 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1380 = v444 + v1378;
-  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1382 = v1380 < v1;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1341,11 +1341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1390 = fmaf(v1384, v3, v1389);
     c[v1386] = v1390;
   }
-  const unsigned int v1392 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1392 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1394 = v441 + v1392;
-  const unsigned int v1395 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1395 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1397 = v444 + v1395;
-  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1399 = v1397 < v1;
   const bool v1400 = v1398 && v1399;
   if (v1400) {
@@ -1357,11 +1357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1407 = fmaf(v1401, v3, v1406);
     c[v1403] = v1407;
   }
-  const unsigned int v1409 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1409 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1411 = v441 + v1409;
-  const unsigned int v1412 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1412 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1414 = v444 + v1412;
-  const bool v1415 = v1411 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1415 = v1411 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1416 = v1414 < v1;
   const bool v1417 = v1415 && v1416;
   if (v1417) {
@@ -1373,11 +1373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1424 = fmaf(v1418, v3, v1423);
     c[v1420] = v1424;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1426 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1428 = v441 + v1426;
-  const unsigned int v1429 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1429 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1431 = v444 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1389,11 +1389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1441 = fmaf(v1435, v3, v1440);
     c[v1437] = v1441;
   }
-  const unsigned int v1443 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1443 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1445 = v441 + v1443;
-  const unsigned int v1446 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1446 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1448 = v444 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -1405,11 +1405,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1458 = fmaf(v1452, v3, v1457);
     c[v1454] = v1458;
   }
-  const unsigned int v1460 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1460 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1462 = v441 + v1460;
-  const unsigned int v1463 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1463 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1465 = v444 + v1463;
-  const bool v1466 = v1462 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1466 = v1462 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1467 = v1465 < v1;
   const bool v1468 = v1466 && v1467;
   if (v1468) {
@@ -1421,11 +1421,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1475 = fmaf(v1469, v3, v1474);
     c[v1471] = v1475;
   }
-  const unsigned int v1477 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1477 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1479 = v441 + v1477;
-  const unsigned int v1480 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1480 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1482 = v444 + v1480;
-  const bool v1483 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1483 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1484 = v1482 < v1;
   const bool v1485 = v1483 && v1484;
   if (v1485) {
@@ -1437,11 +1437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1492 = fmaf(v1486, v3, v1491);
     c[v1488] = v1492;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1494 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1496 = v441 + v1494;
-  const unsigned int v1497 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1497 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1499 = v444 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1453,11 +1453,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1509 = fmaf(v1503, v3, v1508);
     c[v1505] = v1509;
   }
-  const unsigned int v1511 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1511 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1513 = v441 + v1511;
-  const unsigned int v1514 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1514 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1516 = v444 + v1514;
-  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1518 = v1516 < v1;
   const bool v1519 = v1517 && v1518;
   if (v1519) {

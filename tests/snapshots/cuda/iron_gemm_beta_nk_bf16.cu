@@ -201,25 +201,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v9 = v8 << 7u;
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v12 = v11 << 6u;
-  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v17 = v16 << 6u;
-  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v21 = v20 << 5u;
-  iron_frag<float, 2, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v23, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__nv_bfloat16, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v25, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__nv_bfloat16, 1, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v27, __float2bfloat16_rn(0.0f));
-  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v31 = v30 == 0u;
-  const bool v36 = v31 && v31;
-  if (v36) {
+  const bool v46 = v31 && v31;
+  if (v46) {
     const unsigned int v52 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v55 = v52 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v58 = v52 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -290,18 +290,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const unsigned int v191 = v188 + v83;
     const unsigned int v192 = v186 ? v191 : 0u;
     iron_copy_async(shm1 + v98, b + v192, v186);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v366 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v372 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v366 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v372 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v199 = 0u; v199 < v2; v199 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v202 = v199 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v199 = 0u; v199 < v2; v199 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v202 = v199 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v203 = v202 & 1u;
-      const unsigned int v205 = v199 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v205 = v199 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v206 = v205 < v2;
       if (v206) {
         const unsigned int v208 = 1u - v203;
-        const unsigned int v212 = v208 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v212 = v208 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v224 = v205 + v59;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v225 = v224 < v2;
         const bool v226 = v61 && v225;
@@ -338,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const unsigned int v307 = v212 + v144;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v308 = v307 + v131;
         iron_copy_async(shm0 + v308, a + v304, v298);
-        const unsigned int v310 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v310 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v324 = v159 && v225;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v328 = v164 + v205;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v329 = v328 + v59;
@@ -354,32 +354,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const unsigned int v358 = v357 + v83;
         iron_copy_async(shm1 + v358, b + v354, v348);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v360 = v203 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v360 = v203 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v362 = v203 * 5120u;
-      const unsigned int v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v25, shm0, v367, 40u);
-      const unsigned int v373 = v360 + v372;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v373 = v360 + v372;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v27, shm1, v373, 40u);
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v380 = v367 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v380 = v367 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v25, shm0, v380, 40u);
-      const unsigned int v386 = v373 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v386 = v373 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v27, shm1, v386, 40u);
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v390 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v391 = threadIdx.x;
-    const unsigned int v447 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v453 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const unsigned int v461 = v447 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v467 = v453 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v447 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v453 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v461 = v447 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v467 = v453 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v389 = 0u; v389 < v2; v389 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v389 = 0u; v389 < v2; v389 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v393 = v391; v393 < 4096u; v393 += v390) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v395 = v393 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v397 = v393 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -425,23 +425,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
           shm1[v440] = __float2bfloat16_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v25, shm0, v447, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v27, shm1, v453, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v25, shm0, v461, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v27, shm1, v467, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v25, shm0, v447, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v27, shm1, v453, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v25, shm0, v461, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v27, shm1, v467, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v468 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v468 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v469 = v9 + v17;
   const unsigned int v470 = v469 + v468;
-  const unsigned int v471 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v471 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v472 = v12 + v21;
   const unsigned int v473 = v472 + v471;
-  const bool v474 = v470 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v474 = v470 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v475 = v473 < v1;
   const bool v476 = v474 && v475;
   if (v476) {
@@ -455,11 +455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v484 = __float2bfloat16_rn(v483);
     c[v479] = v484;
   }
-  const unsigned int v485 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v485 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v487 = v469 + v485;
-  const unsigned int v488 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v488 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v490 = v472 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v492 = v490 < v1;
   const bool v493 = v491 && v492;
   if (v493) {
@@ -473,11 +473,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v501 = __float2bfloat16_rn(v500);
     c[v496] = v501;
   }
-  const unsigned int v502 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v502 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v504 = v469 + v502;
-  const unsigned int v505 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v505 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v507 = v472 + v505;
-  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v509 = v507 < v1;
   const bool v510 = v508 && v509;
   if (v510) {
@@ -491,11 +491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v518 = __float2bfloat16_rn(v517);
     c[v513] = v518;
   }
-  const unsigned int v519 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v519 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v521 = v469 + v519;
-  const unsigned int v522 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v522 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v524 = v472 + v522;
-  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v526 = v524 < v1;
   const bool v527 = v525 && v526;
   if (v527) {
@@ -509,11 +509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v535 = __float2bfloat16_rn(v534);
     c[v530] = v535;
   }
-  const unsigned int v536 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v536 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v538 = v469 + v536;
-  const unsigned int v539 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v539 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v541 = v472 + v539;
-  const bool v542 = v538 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v542 = v538 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v543 = v541 < v1;
   const bool v544 = v542 && v543;
   if (v544) {
@@ -527,11 +527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v552 = __float2bfloat16_rn(v551);
     c[v547] = v552;
   }
-  const unsigned int v553 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v553 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v555 = v469 + v553;
-  const unsigned int v556 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v556 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v558 = v472 + v556;
-  const bool v559 = v555 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v559 = v555 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v560 = v558 < v1;
   const bool v561 = v559 && v560;
   if (v561) {
@@ -545,11 +545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v569 = __float2bfloat16_rn(v568);
     c[v564] = v569;
   }
-  const unsigned int v570 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v570 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v572 = v469 + v570;
-  const unsigned int v573 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v573 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v575 = v472 + v573;
-  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v577 = v575 < v1;
   const bool v578 = v576 && v577;
   if (v578) {
@@ -563,11 +563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v586 = __float2bfloat16_rn(v585);
     c[v581] = v586;
   }
-  const unsigned int v587 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v587 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v589 = v469 + v587;
-  const unsigned int v590 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v590 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v592 = v472 + v590;
-  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v594 = v592 < v1;
   const bool v595 = v593 && v594;
   if (v595) {
@@ -581,11 +581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v603 = __float2bfloat16_rn(v602);
     c[v598] = v603;
   }
-  const unsigned int v604 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v604 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v606 = v469 + v604;
-  const unsigned int v607 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v607 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v609 = v472 + v607;
-  const bool v610 = v606 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v610 = v606 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v611 = v609 < v1;
   const bool v612 = v610 && v611;
   if (v612) {
@@ -599,11 +599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v620 = __float2bfloat16_rn(v619);
     c[v615] = v620;
   }
-  const unsigned int v621 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v621 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v623 = v469 + v621;
-  const unsigned int v624 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v624 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v626 = v472 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v628 = v626 < v1;
   const bool v629 = v627 && v628;
   if (v629) {
@@ -617,11 +617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v637 = __float2bfloat16_rn(v636);
     c[v632] = v637;
   }
-  const unsigned int v638 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v638 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v640 = v469 + v638;
-  const unsigned int v641 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v641 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v643 = v472 + v641;
-  const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v645 = v643 < v1;
   const bool v646 = v644 && v645;
   if (v646) {
@@ -635,11 +635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v654 = __float2bfloat16_rn(v653);
     c[v649] = v654;
   }
-  const unsigned int v655 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v655 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v657 = v469 + v655;
-  const unsigned int v658 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v658 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v660 = v472 + v658;
-  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v662 = v660 < v1;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -653,11 +653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v671 = __float2bfloat16_rn(v670);
     c[v666] = v671;
   }
-  const unsigned int v672 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v672 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v674 = v469 + v672;
-  const unsigned int v675 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v675 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v677 = v472 + v675;
-  const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v679 = v677 < v1;
   const bool v680 = v678 && v679;
   if (v680) {
@@ -671,11 +671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v688 = __float2bfloat16_rn(v687);
     c[v683] = v688;
   }
-  const unsigned int v689 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v689 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v691 = v469 + v689;
-  const unsigned int v692 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v692 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v694 = v472 + v692;
-  const bool v695 = v691 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v695 = v691 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v696 = v694 < v1;
   const bool v697 = v695 && v696;
   if (v697) {
@@ -689,11 +689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v705 = __float2bfloat16_rn(v704);
     c[v700] = v705;
   }
-  const unsigned int v706 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v706 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v708 = v469 + v706;
-  const unsigned int v709 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v709 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v711 = v472 + v709;
-  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -707,11 +707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v722 = __float2bfloat16_rn(v721);
     c[v717] = v722;
   }
-  const unsigned int v723 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v723 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v725 = v469 + v723;
-  const unsigned int v726 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v726 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v728 = v472 + v726;
-  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
@@ -725,11 +725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v739 = __float2bfloat16_rn(v738);
     c[v734] = v739;
   }
-  const unsigned int v740 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v740 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v742 = v469 + v740;
-  const unsigned int v743 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v743 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v745 = v472 + v743;
-  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -743,11 +743,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v756 = __float2bfloat16_rn(v755);
     c[v751] = v756;
   }
-  const unsigned int v757 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v757 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v759 = v469 + v757;
-  const unsigned int v760 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v760 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v762 = v472 + v760;
-  const bool v763 = v759 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v763 = v759 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v764 = v762 < v1;
   const bool v765 = v763 && v764;
   if (v765) {
@@ -761,11 +761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v773 = __float2bfloat16_rn(v772);
     c[v768] = v773;
   }
-  const unsigned int v774 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v774 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v776 = v469 + v774;
-  const unsigned int v777 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v777 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v779 = v472 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v781 = v779 < v1;
   const bool v782 = v780 && v781;
   if (v782) {
@@ -779,11 +779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v790 = __float2bfloat16_rn(v789);
     c[v785] = v790;
   }
-  const unsigned int v791 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v791 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v793 = v469 + v791;
-  const unsigned int v794 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v794 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v796 = v472 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -797,11 +797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v807 = __float2bfloat16_rn(v806);
     c[v802] = v807;
   }
-  const unsigned int v808 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v808 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v810 = v469 + v808;
-  const unsigned int v811 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v811 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v813 = v472 + v811;
-  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -815,11 +815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v824 = __float2bfloat16_rn(v823);
     c[v819] = v824;
   }
-  const unsigned int v825 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v825 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v827 = v469 + v825;
-  const unsigned int v828 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v828 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v830 = v472 + v828;
-  const bool v831 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v831 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v832 = v830 < v1;
   const bool v833 = v831 && v832;
   if (v833) {
@@ -833,11 +833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v841 = __float2bfloat16_rn(v840);
     c[v836] = v841;
   }
-  const unsigned int v842 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v842 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v844 = v469 + v842;
-  const unsigned int v845 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v845 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v847 = v472 + v845;
-  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v849 = v847 < v1;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -851,11 +851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v858 = __float2bfloat16_rn(v857);
     c[v853] = v858;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v859 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v861 = v469 + v859;
-  const unsigned int v862 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v862 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v864 = v472 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -869,11 +869,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v875 = __float2bfloat16_rn(v874);
     c[v870] = v875;
   }
-  const unsigned int v876 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v876 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v878 = v469 + v876;
-  const unsigned int v879 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v879 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v881 = v472 + v879;
-  const bool v882 = v878 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v882 = v878 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v883 = v881 < v1;
   const bool v884 = v882 && v883;
   if (v884) {
@@ -887,11 +887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v892 = __float2bfloat16_rn(v891);
     c[v887] = v892;
   }
-  const unsigned int v893 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v893 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v895 = v469 + v893;
-  const unsigned int v896 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v896 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v898 = v472 + v896;
-  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v900 = v898 < v1;
   const bool v901 = v899 && v900;
   if (v901) {
@@ -905,11 +905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v909 = __float2bfloat16_rn(v908);
     c[v904] = v909;
   }
-  const unsigned int v910 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v910 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v912 = v469 + v910;
-  const unsigned int v913 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v913 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v915 = v472 + v913;
-  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v917 = v915 < v1;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -923,11 +923,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v926 = __float2bfloat16_rn(v925);
     c[v921] = v926;
   }
-  const unsigned int v927 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v927 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v929 = v469 + v927;
-  const unsigned int v930 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v930 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v932 = v472 + v930;
-  const bool v933 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v933 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v934 = v932 < v1;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -941,11 +941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v943 = __float2bfloat16_rn(v942);
     c[v938] = v943;
   }
-  const unsigned int v944 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v944 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v946 = v469 + v944;
-  const unsigned int v947 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v947 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v949 = v472 + v947;
-  const bool v950 = v946 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v950 = v946 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v951 = v949 < v1;
   const bool v952 = v950 && v951;
   if (v952) {
@@ -959,11 +959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v960 = __float2bfloat16_rn(v959);
     c[v955] = v960;
   }
-  const unsigned int v961 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v961 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v963 = v469 + v961;
-  const unsigned int v964 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v964 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v966 = v472 + v964;
-  const bool v967 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v967 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v968 = v966 < v1;
   const bool v969 = v967 && v968;
   if (v969) {
@@ -977,11 +977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v977 = __float2bfloat16_rn(v976);
     c[v972] = v977;
   }
-  const unsigned int v978 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v978 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v980 = v469 + v978;
-  const unsigned int v981 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v981 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v983 = v472 + v981;
-  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v985 = v983 < v1;
   const bool v986 = v984 && v985;
   if (v986) {
@@ -995,11 +995,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v994 = __float2bfloat16_rn(v993);
     c[v989] = v994;
   }
-  const unsigned int v995 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v995 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v997 = v469 + v995;
-  const unsigned int v998 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v998 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1000 = v472 + v998;
-  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1002 = v1000 < v1;
   const bool v1003 = v1001 && v1002;
   if (v1003) {
@@ -1013,11 +1013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1011 = __float2bfloat16_rn(v1010);
     c[v1006] = v1011;
   }
-  const unsigned int v1012 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1012 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1014 = v469 + v1012;
-  const unsigned int v1015 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1015 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1017 = v472 + v1015;
-  const bool v1018 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1018 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1019 = v1017 < v1;
   const bool v1020 = v1018 && v1019;
   if (v1020) {
@@ -1031,11 +1031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1028 = __float2bfloat16_rn(v1027);
     c[v1023] = v1028;
   }
-  const unsigned int v1029 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1029 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1031 = v469 + v1029;
-  const unsigned int v1032 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1032 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1034 = v472 + v1032;
-  const bool v1035 = v1031 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1035 = v1031 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1036 = v1034 < v1;
   const bool v1037 = v1035 && v1036;
   if (v1037) {
@@ -1049,11 +1049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1045 = __float2bfloat16_rn(v1044);
     c[v1040] = v1045;
   }
-  const unsigned int v1046 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1046 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1048 = v469 + v1046;
-  const unsigned int v1049 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1049 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1051 = v472 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1067,11 +1067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1062 = __float2bfloat16_rn(v1061);
     c[v1057] = v1062;
   }
-  const unsigned int v1063 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1063 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1065 = v469 + v1063;
-  const unsigned int v1066 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1066 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1068 = v472 + v1066;
-  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1070 = v1068 < v1;
   const bool v1071 = v1069 && v1070;
   if (v1071) {
@@ -1085,11 +1085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1079 = __float2bfloat16_rn(v1078);
     c[v1074] = v1079;
   }
-  const unsigned int v1080 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1080 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1082 = v469 + v1080;
-  const unsigned int v1083 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1083 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1085 = v472 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1103,11 +1103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1096 = __float2bfloat16_rn(v1095);
     c[v1091] = v1096;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1097 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1099 = v469 + v1097;
-  const unsigned int v1100 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1100 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1102 = v472 + v1100;
-  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1104 = v1102 < v1;
   const bool v1105 = v1103 && v1104;
   if (v1105) {
@@ -1121,11 +1121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1113 = __float2bfloat16_rn(v1112);
     c[v1108] = v1113;
   }
-  const unsigned int v1114 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1114 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1116 = v469 + v1114;
-  const unsigned int v1117 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1117 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1119 = v472 + v1117;
-  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1121 = v1119 < v1;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1139,11 +1139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1130 = __float2bfloat16_rn(v1129);
     c[v1125] = v1130;
   }
-  const unsigned int v1131 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1131 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1133 = v469 + v1131;
-  const unsigned int v1134 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1134 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1136 = v472 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1157,11 +1157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1147 = __float2bfloat16_rn(v1146);
     c[v1142] = v1147;
   }
-  const unsigned int v1148 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1148 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1150 = v469 + v1148;
-  const unsigned int v1151 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1151 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1153 = v472 + v1151;
-  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1155 = v1153 < v1;
   const bool v1156 = v1154 && v1155;
   if (v1156) {
@@ -1175,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1164 = __float2bfloat16_rn(v1163);
     c[v1159] = v1164;
   }
-  const unsigned int v1165 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1165 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1167 = v469 + v1165;
-  const unsigned int v1168 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1168 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1170 = v472 + v1168;
-  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1172 = v1170 < v1;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1193,11 +1193,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1181 = __float2bfloat16_rn(v1180);
     c[v1176] = v1181;
   }
-  const unsigned int v1182 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1182 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1184 = v469 + v1182;
-  const unsigned int v1185 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1185 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1187 = v472 + v1185;
-  const bool v1188 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1188 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1189 = v1187 < v1;
   const bool v1190 = v1188 && v1189;
   if (v1190) {
@@ -1211,11 +1211,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1198 = __float2bfloat16_rn(v1197);
     c[v1193] = v1198;
   }
-  const unsigned int v1199 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1199 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1201 = v469 + v1199;
-  const unsigned int v1202 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1202 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1204 = v472 + v1202;
-  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1229,11 +1229,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1215 = __float2bfloat16_rn(v1214);
     c[v1210] = v1215;
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1216 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1218 = v469 + v1216;
-  const unsigned int v1219 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1219 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1221 = v472 + v1219;
-  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1223 = v1221 < v1;
   const bool v1224 = v1222 && v1223;
   if (v1224) {
@@ -1247,11 +1247,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1232 = __float2bfloat16_rn(v1231);
     c[v1227] = v1232;
   }
-  const unsigned int v1233 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1233 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1235 = v469 + v1233;
-  const unsigned int v1236 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1236 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1238 = v472 + v1236;
-  const bool v1239 = v1235 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1239 = v1235 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1240 = v1238 < v1;
   const bool v1241 = v1239 && v1240;
   if (v1241) {
@@ -1265,11 +1265,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1249 = __float2bfloat16_rn(v1248);
     c[v1244] = v1249;
   }
-  const unsigned int v1250 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1250 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1252 = v469 + v1250;
-  const unsigned int v1253 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1253 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1255 = v472 + v1253;
-  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1257 = v1255 < v1;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1283,11 +1283,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1266 = __float2bfloat16_rn(v1265);
     c[v1261] = v1266;
   }
-  const unsigned int v1267 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1267 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1269 = v469 + v1267;
-  const unsigned int v1270 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1270 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1272 = v472 + v1270;
-  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1274 = v1272 < v1;
   const bool v1275 = v1273 && v1274;
   if (v1275) {
@@ -1301,11 +1301,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1283 = __float2bfloat16_rn(v1282);
     c[v1278] = v1283;
   }
-  const unsigned int v1284 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1284 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1286 = v469 + v1284;
-  const unsigned int v1287 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1287 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1289 = v472 + v1287;
-  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1291 = v1289 < v1;
   const bool v1292 = v1290 && v1291;
   if (v1292) {
@@ -1319,11 +1319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1300 = __float2bfloat16_rn(v1299);
     c[v1295] = v1300;
   }
-  const unsigned int v1301 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1301 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1303 = v469 + v1301;
-  const unsigned int v1304 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1304 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1306 = v472 + v1304;
-  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1308 = v1306 < v1;
   const bool v1309 = v1307 && v1308;
   if (v1309) {
@@ -1337,11 +1337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1317 = __float2bfloat16_rn(v1316);
     c[v1312] = v1317;
   }
-  const unsigned int v1318 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1318 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1320 = v469 + v1318;
-  const unsigned int v1321 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1321 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1323 = v472 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1325 = v1323 < v1;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1355,11 +1355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1334 = __float2bfloat16_rn(v1333);
     c[v1329] = v1334;
   }
-  const unsigned int v1335 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1335 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1337 = v469 + v1335;
-  const unsigned int v1338 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1338 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1340 = v472 + v1338;
-  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1373,11 +1373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1351 = __float2bfloat16_rn(v1350);
     c[v1346] = v1351;
   }
-  const unsigned int v1352 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1352 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1354 = v469 + v1352;
-  const unsigned int v1355 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1355 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1357 = v472 + v1355;
-  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1359 = v1357 < v1;
   const bool v1360 = v1358 && v1359;
   if (v1360) {
@@ -1391,11 +1391,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1368 = __float2bfloat16_rn(v1367);
     c[v1363] = v1368;
   }
-  const unsigned int v1369 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1369 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1371 = v469 + v1369;
-  const unsigned int v1372 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1372 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1374 = v472 + v1372;
-  const bool v1375 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1375 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1376 = v1374 < v1;
   const bool v1377 = v1375 && v1376;
   if (v1377) {
@@ -1409,11 +1409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1385 = __float2bfloat16_rn(v1384);
     c[v1380] = v1385;
   }
-  const unsigned int v1386 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1386 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1388 = v469 + v1386;
-  const unsigned int v1389 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1389 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1391 = v472 + v1389;
-  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1393 = v1391 < v1;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1427,11 +1427,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1402 = __float2bfloat16_rn(v1401);
     c[v1397] = v1402;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1403 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1405 = v469 + v1403;
-  const unsigned int v1406 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1406 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1408 = v472 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1445,11 +1445,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1419 = __float2bfloat16_rn(v1418);
     c[v1414] = v1419;
   }
-  const unsigned int v1420 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1420 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1422 = v469 + v1420;
-  const unsigned int v1423 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1423 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1425 = v472 + v1423;
-  const bool v1426 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1426 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1427 = v1425 < v1;
   const bool v1428 = v1426 && v1427;
   if (v1428) {
@@ -1463,11 +1463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1436 = __float2bfloat16_rn(v1435);
     c[v1431] = v1436;
   }
-  const unsigned int v1437 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1437 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1439 = v469 + v1437;
-  const unsigned int v1440 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1440 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1442 = v472 + v1440;
-  const bool v1443 = v1439 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1443 = v1439 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1444 = v1442 < v1;
   const bool v1445 = v1443 && v1444;
   if (v1445) {
@@ -1481,11 +1481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1453 = __float2bfloat16_rn(v1452);
     c[v1448] = v1453;
   }
-  const unsigned int v1454 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1454 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1456 = v469 + v1454;
-  const unsigned int v1457 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1457 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1459 = v472 + v1457;
-  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1499,11 +1499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1470 = __float2bfloat16_rn(v1469);
     c[v1465] = v1470;
   }
-  const unsigned int v1471 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1471 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1473 = v469 + v1471;
-  const unsigned int v1474 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1474 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1476 = v472 + v1474;
-  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1478 = v1476 < v1;
   const bool v1479 = v1477 && v1478;
   if (v1479) {
@@ -1517,11 +1517,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1487 = __float2bfloat16_rn(v1486);
     c[v1482] = v1487;
   }
-  const unsigned int v1488 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1488 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1490 = v469 + v1488;
-  const unsigned int v1491 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1491 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1493 = v472 + v1491;
-  const bool v1494 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1494 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1495 = v1493 < v1;
   const bool v1496 = v1494 && v1495;
   if (v1496) {
@@ -1535,11 +1535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1504 = __float2bfloat16_rn(v1503);
     c[v1499] = v1504;
   }
-  const unsigned int v1505 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1505 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1507 = v469 + v1505;
-  const unsigned int v1508 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1508 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1510 = v472 + v1508;
-  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1512 = v1510 < v1;
   const bool v1513 = v1511 && v1512;
   if (v1513) {
@@ -1553,11 +1553,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1521 = __float2bfloat16_rn(v1520);
     c[v1516] = v1521;
   }
-  const unsigned int v1522 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1522 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1524 = v469 + v1522;
-  const unsigned int v1525 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1525 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1527 = v472 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1571,11 +1571,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const __nv_bfloat16 v1538 = __float2bfloat16_rn(v1537);
     c[v1533] = v1538;
   }
-  const unsigned int v1539 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1539 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1541 = v469 + v1539;
-  const unsigned int v1542 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1542 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1544 = v472 + v1542;
-  const bool v1545 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1545 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {

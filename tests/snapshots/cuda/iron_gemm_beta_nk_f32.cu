@@ -199,25 +199,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v9 = v8 << 7u;
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v12 = v11 << 6u;
-  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v17 = v16 << 6u;
-  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v21 = v20 << 5u;
-  iron_frag<float, 2, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v23, 0.0f);
-  iron_frag<float, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v25, 0.0f);
-  iron_frag<float, 1, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v27, 0.0f);
-  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v31 = v30 == 0u;
-  const bool v36 = v31 && v31;
-  if (v36) {
+  const bool v46 = v31 && v31;
+  if (v46) {
     const unsigned int v52 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v55 = v52 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v58 = v52 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -288,18 +288,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const unsigned int v191 = v188 + v83;
     const unsigned int v192 = v186 ? v191 : 0u;
     iron_copy_async(shm1 + v98, b + v192, v186);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v366 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v372 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v366 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v372 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v199 = 0u; v199 < v2; v199 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v202 = v199 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v199 = 0u; v199 < v2; v199 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v202 = v199 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v203 = v202 & 1u;
-      const unsigned int v205 = v199 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v205 = v199 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v206 = v205 < v2;
       if (v206) {
         const unsigned int v208 = 1u - v203;
-        const unsigned int v212 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v212 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v224 = v205 + v59;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v225 = v224 < v2;
         const bool v226 = v61 && v225;
@@ -336,7 +336,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
         const unsigned int v307 = v212 + v144;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v308 = v307 + v131;
         iron_copy_async(shm0 + v308, a + v304, v298);
-        const unsigned int v310 = v208 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v310 = v208 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v324 = v159 && v225;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v328 = v164 + v205;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v329 = v328 + v59;
@@ -352,25 +352,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
         const unsigned int v358 = v357 + v83;
         iron_copy_async(shm1 + v358, b + v354, v348);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v360 = v203 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v360 = v203 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v362 = v203 * 2560u;
-      const unsigned int v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v25, shm0, v367, 20u);
-      const unsigned int v373 = v360 + v372;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v373 = v360 + v372;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v27, shm1, v373, 20u);
-      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v378 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v379 = threadIdx.x;
-    const unsigned int v435 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v441 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v435 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v441 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v377 = 0u; v377 < v2; v377 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v377 = 0u; v377 < v2; v377 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v381 = v379; v381 < 2048u; v381 += v378) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v383 = v381 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v385 = v381 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -416,20 +416,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
           shm1[v428] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v25, shm0, v435, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v27, shm1, v441, 20u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v25, shm0, v435, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v27, shm1, v441, 20u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v444 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v444 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v445 = v9 + v17;
   const unsigned int v446 = v445 + v444;
-  const unsigned int v447 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v447 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v448 = v12 + v21;
   const unsigned int v449 = v448 + v447;
-  const bool v450 = v446 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v450 = v446 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v451 = v449 < v1;
   const bool v452 = v450 && v451;
   if (v452) {
@@ -441,11 +441,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v459 = fmaf(v453, v3, v458);
     c[v455] = v459;
   }
-  const unsigned int v461 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v461 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v463 = v445 + v461;
-  const unsigned int v464 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v464 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v466 = v448 + v464;
-  const bool v467 = v463 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v467 = v463 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v468 = v466 < v1;
   const bool v469 = v467 && v468;
   if (v469) {
@@ -457,11 +457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v476 = fmaf(v470, v3, v475);
     c[v472] = v476;
   }
-  const unsigned int v478 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v478 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v480 = v445 + v478;
-  const unsigned int v481 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v481 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v483 = v448 + v481;
-  const bool v484 = v480 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v484 = v480 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v485 = v483 < v1;
   const bool v486 = v484 && v485;
   if (v486) {
@@ -473,11 +473,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v493 = fmaf(v487, v3, v492);
     c[v489] = v493;
   }
-  const unsigned int v495 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v495 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v497 = v445 + v495;
-  const unsigned int v498 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v498 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v500 = v448 + v498;
-  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v502 = v500 < v1;
   const bool v503 = v501 && v502;
   if (v503) {
@@ -489,11 +489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v510 = fmaf(v504, v3, v509);
     c[v506] = v510;
   }
-  const unsigned int v512 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v512 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v514 = v445 + v512;
-  const unsigned int v515 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v515 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v517 = v448 + v515;
-  const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v519 = v517 < v1;
   const bool v520 = v518 && v519;
   if (v520) {
@@ -505,11 +505,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v527 = fmaf(v521, v3, v526);
     c[v523] = v527;
   }
-  const unsigned int v529 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v529 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v531 = v445 + v529;
-  const unsigned int v532 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v532 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v534 = v448 + v532;
-  const bool v535 = v531 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v535 = v531 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v536 = v534 < v1;
   const bool v537 = v535 && v536;
   if (v537) {
@@ -521,11 +521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v544 = fmaf(v538, v3, v543);
     c[v540] = v544;
   }
-  const unsigned int v546 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v546 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v548 = v445 + v546;
-  const unsigned int v549 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v549 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v551 = v448 + v549;
-  const bool v552 = v548 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v552 = v548 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v553 = v551 < v1;
   const bool v554 = v552 && v553;
   if (v554) {
@@ -537,11 +537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v561 = fmaf(v555, v3, v560);
     c[v557] = v561;
   }
-  const unsigned int v563 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v563 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v565 = v445 + v563;
-  const unsigned int v566 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v566 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v568 = v448 + v566;
-  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v570 = v568 < v1;
   const bool v571 = v569 && v570;
   if (v571) {
@@ -553,11 +553,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v578 = fmaf(v572, v3, v577);
     c[v574] = v578;
   }
-  const unsigned int v580 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v580 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v582 = v445 + v580;
-  const unsigned int v583 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v583 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v585 = v448 + v583;
-  const bool v586 = v582 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v586 = v582 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v587 = v585 < v1;
   const bool v588 = v586 && v587;
   if (v588) {
@@ -569,11 +569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v595 = fmaf(v589, v3, v594);
     c[v591] = v595;
   }
-  const unsigned int v597 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v597 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v599 = v445 + v597;
-  const unsigned int v600 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v600 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v602 = v448 + v600;
-  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v604 = v602 < v1;
   const bool v605 = v603 && v604;
   if (v605) {
@@ -585,11 +585,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v612 = fmaf(v606, v3, v611);
     c[v608] = v612;
   }
-  const unsigned int v614 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v614 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v616 = v445 + v614;
-  const unsigned int v617 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v617 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v619 = v448 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -601,11 +601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v629 = fmaf(v623, v3, v628);
     c[v625] = v629;
   }
-  const unsigned int v631 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v631 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v633 = v445 + v631;
-  const unsigned int v634 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v634 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v636 = v448 + v634;
-  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v638 = v636 < v1;
   const bool v639 = v637 && v638;
   if (v639) {
@@ -617,11 +617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v646 = fmaf(v640, v3, v645);
     c[v642] = v646;
   }
-  const unsigned int v648 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v648 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v650 = v445 + v648;
-  const unsigned int v651 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v651 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v653 = v448 + v651;
-  const bool v654 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v654 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v655 = v653 < v1;
   const bool v656 = v654 && v655;
   if (v656) {
@@ -633,11 +633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v663 = fmaf(v657, v3, v662);
     c[v659] = v663;
   }
-  const unsigned int v665 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v665 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v667 = v445 + v665;
-  const unsigned int v668 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v668 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v670 = v448 + v668;
-  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v672 = v670 < v1;
   const bool v673 = v671 && v672;
   if (v673) {
@@ -649,11 +649,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v680 = fmaf(v674, v3, v679);
     c[v676] = v680;
   }
-  const unsigned int v682 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v682 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v684 = v445 + v682;
-  const unsigned int v685 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v685 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v687 = v448 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -665,11 +665,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v697 = fmaf(v691, v3, v696);
     c[v693] = v697;
   }
-  const unsigned int v699 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v699 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v701 = v445 + v699;
-  const unsigned int v702 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v702 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v704 = v448 + v702;
-  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -681,11 +681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v714 = fmaf(v708, v3, v713);
     c[v710] = v714;
   }
-  const unsigned int v716 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v716 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v718 = v445 + v716;
-  const unsigned int v719 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v719 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v721 = v448 + v719;
-  const bool v722 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v722 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v723 = v721 < v1;
   const bool v724 = v722 && v723;
   if (v724) {
@@ -697,11 +697,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v731 = fmaf(v725, v3, v730);
     c[v727] = v731;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v733 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v735 = v445 + v733;
-  const unsigned int v736 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v736 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v738 = v448 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v740 = v738 < v1;
   const bool v741 = v739 && v740;
   if (v741) {
@@ -713,11 +713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v748 = fmaf(v742, v3, v747);
     c[v744] = v748;
   }
-  const unsigned int v750 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v750 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v752 = v445 + v750;
-  const unsigned int v753 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v753 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v755 = v448 + v753;
-  const bool v756 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v756 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v757 = v755 < v1;
   const bool v758 = v756 && v757;
   if (v758) {
@@ -729,11 +729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v765 = fmaf(v759, v3, v764);
     c[v761] = v765;
   }
-  const unsigned int v767 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v767 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v769 = v445 + v767;
-  const unsigned int v770 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v770 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v772 = v448 + v770;
-  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -745,11 +745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v782 = fmaf(v776, v3, v781);
     c[v778] = v782;
   }
-  const unsigned int v784 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v784 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v786 = v445 + v784;
-  const unsigned int v787 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v787 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v789 = v448 + v787;
-  const bool v790 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v790 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v791 = v789 < v1;
   const bool v792 = v790 && v791;
   if (v792) {
@@ -761,11 +761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v799 = fmaf(v793, v3, v798);
     c[v795] = v799;
   }
-  const unsigned int v801 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v801 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v803 = v445 + v801;
-  const unsigned int v804 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v804 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v806 = v448 + v804;
-  const bool v807 = v803 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v807 = v803 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v808 = v806 < v1;
   const bool v809 = v807 && v808;
   if (v809) {
@@ -777,11 +777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v816 = fmaf(v810, v3, v815);
     c[v812] = v816;
   }
-  const unsigned int v818 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v818 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v820 = v445 + v818;
-  const unsigned int v821 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v821 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v823 = v448 + v821;
-  const bool v824 = v820 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v824 = v820 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v825 = v823 < v1;
   const bool v826 = v824 && v825;
   if (v826) {
@@ -793,11 +793,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v833 = fmaf(v827, v3, v832);
     c[v829] = v833;
   }
-  const unsigned int v835 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v835 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v837 = v445 + v835;
-  const unsigned int v838 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v838 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v840 = v448 + v838;
-  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v842 = v840 < v1;
   const bool v843 = v841 && v842;
   if (v843) {
@@ -809,11 +809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v850 = fmaf(v844, v3, v849);
     c[v846] = v850;
   }
-  const unsigned int v852 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v852 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v854 = v445 + v852;
-  const unsigned int v855 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v855 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v857 = v448 + v855;
-  const bool v858 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v858 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v859 = v857 < v1;
   const bool v860 = v858 && v859;
   if (v860) {
@@ -825,11 +825,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v867 = fmaf(v861, v3, v866);
     c[v863] = v867;
   }
-  const unsigned int v869 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v869 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v871 = v445 + v869;
-  const unsigned int v872 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v872 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v874 = v448 + v872;
-  const bool v875 = v871 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v875 = v871 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v876 = v874 < v1;
   const bool v877 = v875 && v876;
   if (v877) {
@@ -841,11 +841,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v884 = fmaf(v878, v3, v883);
     c[v880] = v884;
   }
-  const unsigned int v886 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v886 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v888 = v445 + v886;
-  const unsigned int v889 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v889 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v891 = v448 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -857,11 +857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v901 = fmaf(v895, v3, v900);
     c[v897] = v901;
   }
-  const unsigned int v903 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v903 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v905 = v445 + v903;
-  const unsigned int v906 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v906 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v908 = v448 + v906;
-  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v910 = v908 < v1;
   const bool v911 = v909 && v910;
   if (v911) {
@@ -873,11 +873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v918 = fmaf(v912, v3, v917);
     c[v914] = v918;
   }
-  const unsigned int v920 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v920 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v922 = v445 + v920;
-  const unsigned int v923 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v923 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v925 = v448 + v923;
-  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -889,11 +889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v935 = fmaf(v929, v3, v934);
     c[v931] = v935;
   }
-  const unsigned int v937 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v937 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v939 = v445 + v937;
-  const unsigned int v940 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v940 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v942 = v448 + v940;
-  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v944 = v942 < v1;
   const bool v945 = v943 && v944;
   if (v945) {
@@ -905,11 +905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v952 = fmaf(v946, v3, v951);
     c[v948] = v952;
   }
-  const unsigned int v954 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v954 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v956 = v445 + v954;
-  const unsigned int v957 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v957 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v959 = v448 + v957;
-  const bool v960 = v956 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v960 = v956 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v961 = v959 < v1;
   const bool v962 = v960 && v961;
   if (v962) {
@@ -921,11 +921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v969 = fmaf(v963, v3, v968);
     c[v965] = v969;
   }
-  const unsigned int v971 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v971 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v973 = v445 + v971;
-  const unsigned int v974 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v974 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v976 = v448 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -937,11 +937,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v986 = fmaf(v980, v3, v985);
     c[v982] = v986;
   }
-  const unsigned int v988 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v988 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v990 = v445 + v988;
-  const unsigned int v991 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v991 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v993 = v448 + v991;
-  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v995 = v993 < v1;
   const bool v996 = v994 && v995;
   if (v996) {
@@ -953,11 +953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1003 = fmaf(v997, v3, v1002);
     c[v999] = v1003;
   }
-  const unsigned int v1005 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1005 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1007 = v445 + v1005;
-  const unsigned int v1008 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1008 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1010 = v448 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -969,11 +969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1020 = fmaf(v1014, v3, v1019);
     c[v1016] = v1020;
   }
-  const unsigned int v1022 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1022 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1024 = v445 + v1022;
-  const unsigned int v1025 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1025 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1027 = v448 + v1025;
-  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1029 = v1027 < v1;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -985,11 +985,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1037 = fmaf(v1031, v3, v1036);
     c[v1033] = v1037;
   }
-  const unsigned int v1039 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1039 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1041 = v445 + v1039;
-  const unsigned int v1042 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1042 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1044 = v448 + v1042;
-  const bool v1045 = v1041 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1045 = v1041 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1046 = v1044 < v1;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -1001,11 +1001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1054 = fmaf(v1048, v3, v1053);
     c[v1050] = v1054;
   }
-  const unsigned int v1056 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1056 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1058 = v445 + v1056;
-  const unsigned int v1059 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1059 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1061 = v448 + v1059;
-  const bool v1062 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1062 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1063 = v1061 < v1;
   const bool v1064 = v1062 && v1063;
   if (v1064) {
@@ -1017,11 +1017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1071 = fmaf(v1065, v3, v1070);
     c[v1067] = v1071;
   }
-  const unsigned int v1073 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1073 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1075 = v445 + v1073;
-  const unsigned int v1076 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1076 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1078 = v448 + v1076;
-  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1080 = v1078 < v1;
   const bool v1081 = v1079 && v1080;
   if (v1081) {
@@ -1033,11 +1033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1088 = fmaf(v1082, v3, v1087);
     c[v1084] = v1088;
   }
-  const unsigned int v1090 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1090 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1092 = v445 + v1090;
-  const unsigned int v1093 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1093 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1095 = v448 + v1093;
-  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -1049,11 +1049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1105 = fmaf(v1099, v3, v1104);
     c[v1101] = v1105;
   }
-  const unsigned int v1107 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1107 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1109 = v445 + v1107;
-  const unsigned int v1110 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1110 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1112 = v448 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -1065,11 +1065,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1122 = fmaf(v1116, v3, v1121);
     c[v1118] = v1122;
   }
-  const unsigned int v1124 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1124 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1126 = v445 + v1124;
-  const unsigned int v1127 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1127 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1129 = v448 + v1127;
-  const bool v1130 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1130 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1131 = v1129 < v1;
   const bool v1132 = v1130 && v1131;
   if (v1132) {
@@ -1081,11 +1081,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1139 = fmaf(v1133, v3, v1138);
     c[v1135] = v1139;
   }
-  const unsigned int v1141 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1141 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1143 = v445 + v1141;
-  const unsigned int v1144 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1144 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1146 = v448 + v1144;
-  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1148 = v1146 < v1;
   const bool v1149 = v1147 && v1148;
   if (v1149) {
@@ -1097,11 +1097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1156 = fmaf(v1150, v3, v1155);
     c[v1152] = v1156;
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1158 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1160 = v445 + v1158;
-  const unsigned int v1161 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1161 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1163 = v448 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1113,11 +1113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1173 = fmaf(v1167, v3, v1172);
     c[v1169] = v1173;
   }
-  const unsigned int v1175 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1175 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1177 = v445 + v1175;
-  const unsigned int v1178 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1178 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1180 = v448 + v1178;
-  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1182 = v1180 < v1;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
@@ -1129,11 +1129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1190 = fmaf(v1184, v3, v1189);
     c[v1186] = v1190;
   }
-  const unsigned int v1192 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1192 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1194 = v445 + v1192;
-  const unsigned int v1195 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1195 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1197 = v448 + v1195;
-  const bool v1198 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1198 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1199 = v1197 < v1;
   const bool v1200 = v1198 && v1199;
   if (v1200) {
@@ -1145,11 +1145,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1207 = fmaf(v1201, v3, v1206);
     c[v1203] = v1207;
   }
-  const unsigned int v1209 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1209 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1211 = v445 + v1209;
-  const unsigned int v1212 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1212 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1214 = v448 + v1212;
-  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1216 = v1214 < v1;
   const bool v1217 = v1215 && v1216;
   if (v1217) {
@@ -1161,11 +1161,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1224 = fmaf(v1218, v3, v1223);
     c[v1220] = v1224;
   }
-  const unsigned int v1226 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1226 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1228 = v445 + v1226;
-  const unsigned int v1229 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1229 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1231 = v448 + v1229;
-  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1233 = v1231 < v1;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1177,11 +1177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1241 = fmaf(v1235, v3, v1240);
     c[v1237] = v1241;
   }
-  const unsigned int v1243 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1243 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1245 = v445 + v1243;
-  const unsigned int v1246 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1246 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1248 = v448 + v1246;
-  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1193,11 +1193,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1258 = fmaf(v1252, v3, v1257);
     c[v1254] = v1258;
   }
-  const unsigned int v1260 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1260 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1262 = v445 + v1260;
-  const unsigned int v1263 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1263 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1265 = v448 + v1263;
-  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1267 = v1265 < v1;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -1209,11 +1209,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1275 = fmaf(v1269, v3, v1274);
     c[v1271] = v1275;
   }
-  const unsigned int v1277 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1277 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1279 = v445 + v1277;
-  const unsigned int v1280 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1280 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1282 = v448 + v1280;
-  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1284 = v1282 < v1;
   const bool v1285 = v1283 && v1284;
   if (v1285) {
@@ -1225,11 +1225,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1292 = fmaf(v1286, v3, v1291);
     c[v1288] = v1292;
   }
-  const unsigned int v1294 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1294 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1296 = v445 + v1294;
-  const unsigned int v1297 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1297 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1299 = v448 + v1297;
-  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1301 = v1299 < v1;
   const bool v1302 = v1300 && v1301;
   if (v1302) {
@@ -1241,11 +1241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1309 = fmaf(v1303, v3, v1308);
     c[v1305] = v1309;
   }
-  const unsigned int v1311 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1311 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1313 = v445 + v1311;
-  const unsigned int v1314 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1314 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1316 = v448 + v1314;
-  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1318 = v1316 < v1;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1257,11 +1257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1326 = fmaf(v1320, v3, v1325);
     c[v1322] = v1326;
   }
-  const unsigned int v1328 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1328 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1330 = v445 + v1328;
-  const unsigned int v1331 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1331 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1333 = v448 + v1331;
-  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1335 = v1333 < v1;
   const bool v1336 = v1334 && v1335;
   if (v1336) {
@@ -1273,11 +1273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1343 = fmaf(v1337, v3, v1342);
     c[v1339] = v1343;
   }
-  const unsigned int v1345 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1345 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1347 = v445 + v1345;
-  const unsigned int v1348 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1348 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1350 = v448 + v1348;
-  const bool v1351 = v1347 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1351 = v1347 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1352 = v1350 < v1;
   const bool v1353 = v1351 && v1352;
   if (v1353) {
@@ -1289,11 +1289,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1360 = fmaf(v1354, v3, v1359);
     c[v1356] = v1360;
   }
-  const unsigned int v1362 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1362 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1364 = v445 + v1362;
-  const unsigned int v1365 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1365 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1367 = v448 + v1365;
-  const bool v1368 = v1364 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1368 = v1364 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1369 = v1367 < v1;
   const bool v1370 = v1368 && v1369;
   if (v1370) {
@@ -1305,11 +1305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1377 = fmaf(v1371, v3, v1376);
     c[v1373] = v1377;
   }
-  const unsigned int v1379 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1379 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1381 = v445 + v1379;
-  const unsigned int v1382 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1382 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1384 = v448 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1321,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1394 = fmaf(v1388, v3, v1393);
     c[v1390] = v1394;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1396 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1398 = v445 + v1396;
-  const unsigned int v1399 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1399 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1401 = v448 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1337,11 +1337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1411 = fmaf(v1405, v3, v1410);
     c[v1407] = v1411;
   }
-  const unsigned int v1413 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1413 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1415 = v445 + v1413;
-  const unsigned int v1416 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1416 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1418 = v448 + v1416;
-  const bool v1419 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1419 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1420 = v1418 < v1;
   const bool v1421 = v1419 && v1420;
   if (v1421) {
@@ -1353,11 +1353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1428 = fmaf(v1422, v3, v1427);
     c[v1424] = v1428;
   }
-  const unsigned int v1430 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1430 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1432 = v445 + v1430;
-  const unsigned int v1433 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1433 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1435 = v448 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1445 = fmaf(v1439, v3, v1444);
     c[v1441] = v1445;
   }
-  const unsigned int v1447 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1447 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1449 = v445 + v1447;
-  const unsigned int v1450 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1450 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1452 = v448 + v1450;
-  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1454 = v1452 < v1;
   const bool v1455 = v1453 && v1454;
   if (v1455) {
@@ -1385,11 +1385,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1462 = fmaf(v1456, v3, v1461);
     c[v1458] = v1462;
   }
-  const unsigned int v1464 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1464 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1466 = v445 + v1464;
-  const unsigned int v1467 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1467 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1469 = v448 + v1467;
-  const bool v1470 = v1466 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1470 = v1466 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1471 = v1469 < v1;
   const bool v1472 = v1470 && v1471;
   if (v1472) {
@@ -1401,11 +1401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1479 = fmaf(v1473, v3, v1478);
     c[v1475] = v1479;
   }
-  const unsigned int v1481 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1481 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1483 = v445 + v1481;
-  const unsigned int v1484 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1484 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1486 = v448 + v1484;
-  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1488 = v1486 < v1;
   const bool v1489 = v1487 && v1488;
   if (v1489) {
@@ -1417,11 +1417,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1496 = fmaf(v1490, v3, v1495);
     c[v1492] = v1496;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1498 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1500 = v445 + v1498;
-  const unsigned int v1501 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1501 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1503 = v448 + v1501;
-  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1505 = v1503 < v1;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1433,11 +1433,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1513 = fmaf(v1507, v3, v1512);
     c[v1509] = v1513;
   }
-  const unsigned int v1515 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1515 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1517 = v445 + v1515;
-  const unsigned int v1518 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1518 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1520 = v448 + v1518;
-  const bool v1521 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1521 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1522 = v1520 < v1;
   const bool v1523 = v1521 && v1522;
   if (v1523) {

@@ -200,27 +200,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, __float2half_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const unsigned int v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -305,17 +305,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v193 = v176 * 72u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v195 = v193 + v180;
     iron_copy_async(shm1 + v195, b + v191, v185);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -352,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -374,32 +374,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
         const unsigned int v357 = v356 + v180;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 5120u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 40u);
-      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v26, shm1, v371, 72u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v377, 40u);
-      const unsigned int v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const unsigned int v381 = v380 + v20;
       iron_frag_load_shared<false>(v26, shm1, v381, 72u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v385 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v386 = threadIdx.x;
-    const unsigned int v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const unsigned int v454 = v442 + 16u;
-    const unsigned int v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:123
+    const unsigned int v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (unsigned int v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v388 = v386; v388 < 4096u; v388 += v385) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v390 = v388 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v392 = v388 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -445,23 +445,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
           shm1[v435] = __float2half_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v442, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v20, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v24, shm0, v454, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v458, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v442, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v20, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v24, shm0, v454, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v458, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v459 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v459 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v460 = v8 + v16;
   const unsigned int v461 = v460 + v459;
-  const unsigned int v462 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v462 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v463 = v11 + v20;
   const unsigned int v464 = v463 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -474,11 +474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v474 = v473 + v464;
     out[v474] = v472;
   }
-  const unsigned int v475 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v475 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v477 = v460 + v475;
-  const unsigned int v478 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v478 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v480 = v463 + v478;
-  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v482 = v480 < v1;
   const bool v483 = v481 && v482;
   if (v483) {
@@ -491,11 +491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v490 = v489 + v480;
     out[v490] = v488;
   }
-  const unsigned int v491 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v491 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v493 = v460 + v491;
-  const unsigned int v494 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v494 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v496 = v463 + v494;
-  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v498 = v496 < v1;
   const bool v499 = v497 && v498;
   if (v499) {
@@ -508,11 +508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v506 = v505 + v496;
     out[v506] = v504;
   }
-  const unsigned int v507 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v507 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v509 = v460 + v507;
-  const unsigned int v510 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v510 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v512 = v463 + v510;
-  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v514 = v512 < v1;
   const bool v515 = v513 && v514;
   if (v515) {
@@ -525,11 +525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v522 = v521 + v512;
     out[v522] = v520;
   }
-  const unsigned int v523 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v523 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v525 = v460 + v523;
-  const unsigned int v526 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v526 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v528 = v463 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
@@ -542,11 +542,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v538 = v537 + v528;
     out[v538] = v536;
   }
-  const unsigned int v539 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v539 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v541 = v460 + v539;
-  const unsigned int v542 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v542 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v544 = v463 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v546 = v544 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
@@ -559,11 +559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v554 = v553 + v544;
     out[v554] = v552;
   }
-  const unsigned int v555 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v555 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v557 = v460 + v555;
-  const unsigned int v558 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v558 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v560 = v463 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
@@ -576,11 +576,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v570 = v569 + v560;
     out[v570] = v568;
   }
-  const unsigned int v571 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v571 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v573 = v460 + v571;
-  const unsigned int v574 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v574 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v576 = v463 + v574;
-  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v578 = v576 < v1;
   const bool v579 = v577 && v578;
   if (v579) {
@@ -593,11 +593,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v586 = v585 + v576;
     out[v586] = v584;
   }
-  const unsigned int v587 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v587 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v589 = v460 + v587;
-  const unsigned int v590 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v590 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v592 = v463 + v590;
-  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v594 = v592 < v1;
   const bool v595 = v593 && v594;
   if (v595) {
@@ -610,11 +610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v602 = v601 + v592;
     out[v602] = v600;
   }
-  const unsigned int v603 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v603 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v605 = v460 + v603;
-  const unsigned int v606 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v606 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v608 = v463 + v606;
-  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v610 = v608 < v1;
   const bool v611 = v609 && v610;
   if (v611) {
@@ -627,11 +627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v618 = v617 + v608;
     out[v618] = v616;
   }
-  const unsigned int v619 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v619 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v621 = v460 + v619;
-  const unsigned int v622 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v622 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v624 = v463 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -644,11 +644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v634 = v633 + v624;
     out[v634] = v632;
   }
-  const unsigned int v635 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v635 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v637 = v460 + v635;
-  const unsigned int v638 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v638 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v640 = v463 + v638;
-  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -661,11 +661,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v650 = v649 + v640;
     out[v650] = v648;
   }
-  const unsigned int v651 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v651 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v653 = v460 + v651;
-  const unsigned int v654 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v654 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v656 = v463 + v654;
-  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v658 = v656 < v1;
   const bool v659 = v657 && v658;
   if (v659) {
@@ -678,11 +678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v666 = v665 + v656;
     out[v666] = v664;
   }
-  const unsigned int v667 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v667 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v669 = v460 + v667;
-  const unsigned int v670 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v670 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v672 = v463 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -695,11 +695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v682 = v681 + v672;
     out[v682] = v680;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v683 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v685 = v460 + v683;
-  const unsigned int v686 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v686 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v688 = v463 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -712,11 +712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v698 = v697 + v688;
     out[v698] = v696;
   }
-  const unsigned int v699 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v699 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v701 = v460 + v699;
-  const unsigned int v702 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v702 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v704 = v463 + v702;
-  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -729,11 +729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v714 = v713 + v704;
     out[v714] = v712;
   }
-  const unsigned int v715 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v715 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v717 = v460 + v715;
-  const unsigned int v718 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v718 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v720 = v463 + v718;
-  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -746,11 +746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v730 = v729 + v720;
     out[v730] = v728;
   }
-  const unsigned int v731 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v731 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v733 = v460 + v731;
-  const unsigned int v734 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v734 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v736 = v463 + v734;
-  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v738 = v736 < v1;
   const bool v739 = v737 && v738;
   if (v739) {
@@ -763,11 +763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v746 = v745 + v736;
     out[v746] = v744;
   }
-  const unsigned int v747 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v747 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v749 = v460 + v747;
-  const unsigned int v750 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v750 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v752 = v463 + v750;
-  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
@@ -780,11 +780,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v762 = v761 + v752;
     out[v762] = v760;
   }
-  const unsigned int v763 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v763 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v765 = v460 + v763;
-  const unsigned int v766 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v766 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v768 = v463 + v766;
-  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v1;
   const bool v771 = v769 && v770;
   if (v771) {
@@ -797,11 +797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v778 = v777 + v768;
     out[v778] = v776;
   }
-  const unsigned int v779 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v779 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v781 = v460 + v779;
-  const unsigned int v782 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v782 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v784 = v463 + v782;
-  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -814,11 +814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v794 = v793 + v784;
     out[v794] = v792;
   }
-  const unsigned int v795 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v795 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v797 = v460 + v795;
-  const unsigned int v798 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v798 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v800 = v463 + v798;
-  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -831,11 +831,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v810 = v809 + v800;
     out[v810] = v808;
   }
-  const unsigned int v811 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v811 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v813 = v460 + v811;
-  const unsigned int v814 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v814 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v816 = v463 + v814;
-  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v818 = v816 < v1;
   const bool v819 = v817 && v818;
   if (v819) {
@@ -848,11 +848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v826 = v825 + v816;
     out[v826] = v824;
   }
-  const unsigned int v827 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v827 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v829 = v460 + v827;
-  const unsigned int v830 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v830 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v832 = v463 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -865,11 +865,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v842 = v841 + v832;
     out[v842] = v840;
   }
-  const unsigned int v843 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v843 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v845 = v460 + v843;
-  const unsigned int v846 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v846 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v848 = v463 + v846;
-  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v850 = v848 < v1;
   const bool v851 = v849 && v850;
   if (v851) {
@@ -882,11 +882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v858 = v857 + v848;
     out[v858] = v856;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v859 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v861 = v460 + v859;
-  const unsigned int v862 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v862 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v864 = v463 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -899,11 +899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v874 = v873 + v864;
     out[v874] = v872;
   }
-  const unsigned int v875 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v875 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v877 = v460 + v875;
-  const unsigned int v878 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v878 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v880 = v463 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -916,11 +916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v890 = v889 + v880;
     out[v890] = v888;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v891 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v893 = v460 + v891;
-  const unsigned int v894 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v894 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v896 = v463 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -933,11 +933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v906 = v905 + v896;
     out[v906] = v904;
   }
-  const unsigned int v907 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v907 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v909 = v460 + v907;
-  const unsigned int v910 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v910 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v912 = v463 + v910;
-  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v914 = v912 < v1;
   const bool v915 = v913 && v914;
   if (v915) {
@@ -950,11 +950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v922 = v921 + v912;
     out[v922] = v920;
   }
-  const unsigned int v923 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v923 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v925 = v460 + v923;
-  const unsigned int v926 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v926 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v928 = v463 + v926;
-  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -967,11 +967,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v938 = v937 + v928;
     out[v938] = v936;
   }
-  const unsigned int v939 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v939 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v941 = v460 + v939;
-  const unsigned int v942 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v942 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v944 = v463 + v942;
-  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -984,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v954 = v953 + v944;
     out[v954] = v952;
   }
-  const unsigned int v955 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v955 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v957 = v460 + v955;
-  const unsigned int v958 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v958 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v960 = v463 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -1001,11 +1001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v970 = v969 + v960;
     out[v970] = v968;
   }
-  const unsigned int v971 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v971 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v973 = v460 + v971;
-  const unsigned int v974 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v974 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v976 = v463 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -1018,11 +1018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v986 = v985 + v976;
     out[v986] = v984;
   }
-  const unsigned int v987 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v987 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v989 = v460 + v987;
-  const unsigned int v990 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v990 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v992 = v463 + v990;
-  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
@@ -1035,11 +1035,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1002 = v1001 + v992;
     out[v1002] = v1000;
   }
-  const unsigned int v1003 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1003 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1005 = v460 + v1003;
-  const unsigned int v1006 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1006 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1008 = v463 + v1006;
-  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1010 = v1008 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1018 = v1017 + v1008;
     out[v1018] = v1016;
   }
-  const unsigned int v1019 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1019 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1021 = v460 + v1019;
-  const unsigned int v1022 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1022 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1024 = v463 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1034 = v1033 + v1024;
     out[v1034] = v1032;
   }
-  const unsigned int v1035 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1035 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1037 = v460 + v1035;
-  const unsigned int v1038 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1038 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1040 = v463 + v1038;
-  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -1086,11 +1086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1050 = v1049 + v1040;
     out[v1050] = v1048;
   }
-  const unsigned int v1051 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1051 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1053 = v460 + v1051;
-  const unsigned int v1054 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1054 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1056 = v463 + v1054;
-  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1058 = v1056 < v1;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -1103,11 +1103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1066 = v1065 + v1056;
     out[v1066] = v1064;
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1067 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1069 = v460 + v1067;
-  const unsigned int v1070 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1070 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1072 = v463 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1120,11 +1120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1082 = v1081 + v1072;
     out[v1082] = v1080;
   }
-  const unsigned int v1083 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1083 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1085 = v460 + v1083;
-  const unsigned int v1086 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1086 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1088 = v463 + v1086;
-  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
@@ -1137,11 +1137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1098 = v1097 + v1088;
     out[v1098] = v1096;
   }
-  const unsigned int v1099 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1099 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1101 = v460 + v1099;
-  const unsigned int v1102 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1102 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1104 = v463 + v1102;
-  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
@@ -1154,11 +1154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1114 = v1113 + v1104;
     out[v1114] = v1112;
   }
-  const unsigned int v1115 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1115 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1117 = v460 + v1115;
-  const unsigned int v1118 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1118 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1120 = v463 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1171,11 +1171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1130 = v1129 + v1120;
     out[v1130] = v1128;
   }
-  const unsigned int v1131 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1131 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1133 = v460 + v1131;
-  const unsigned int v1134 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1134 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1136 = v463 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1188,11 +1188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1146 = v1145 + v1136;
     out[v1146] = v1144;
   }
-  const unsigned int v1147 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1147 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1149 = v460 + v1147;
-  const unsigned int v1150 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1150 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1152 = v463 + v1150;
-  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1154 = v1152 < v1;
   const bool v1155 = v1153 && v1154;
   if (v1155) {
@@ -1205,11 +1205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1162 = v1161 + v1152;
     out[v1162] = v1160;
   }
-  const unsigned int v1163 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1163 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1165 = v460 + v1163;
-  const unsigned int v1166 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1166 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1168 = v463 + v1166;
-  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1222,11 +1222,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1178 = v1177 + v1168;
     out[v1178] = v1176;
   }
-  const unsigned int v1179 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1179 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1181 = v460 + v1179;
-  const unsigned int v1182 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1182 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1184 = v463 + v1182;
-  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1186 = v1184 < v1;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1194 = v1193 + v1184;
     out[v1194] = v1192;
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1195 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1197 = v460 + v1195;
-  const unsigned int v1198 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1198 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1200 = v463 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1256,11 +1256,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1210 = v1209 + v1200;
     out[v1210] = v1208;
   }
-  const unsigned int v1211 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1211 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1213 = v460 + v1211;
-  const unsigned int v1214 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1214 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1216 = v463 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1273,11 +1273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1226 = v1225 + v1216;
     out[v1226] = v1224;
   }
-  const unsigned int v1227 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1227 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1229 = v460 + v1227;
-  const unsigned int v1230 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1230 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1232 = v463 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1242 = v1241 + v1232;
     out[v1242] = v1240;
   }
-  const unsigned int v1243 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1243 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1245 = v460 + v1243;
-  const unsigned int v1246 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1246 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1248 = v463 + v1246;
-  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1307,11 +1307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1258 = v1257 + v1248;
     out[v1258] = v1256;
   }
-  const unsigned int v1259 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1259 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1261 = v460 + v1259;
-  const unsigned int v1262 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1262 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1264 = v463 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1324,11 +1324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1274 = v1273 + v1264;
     out[v1274] = v1272;
   }
-  const unsigned int v1275 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1275 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1277 = v460 + v1275;
-  const unsigned int v1278 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1278 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1280 = v463 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1341,11 +1341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1290 = v1289 + v1280;
     out[v1290] = v1288;
   }
-  const unsigned int v1291 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1291 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1293 = v460 + v1291;
-  const unsigned int v1294 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1294 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1296 = v463 + v1294;
-  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1358,11 +1358,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1306 = v1305 + v1296;
     out[v1306] = v1304;
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1307 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1309 = v460 + v1307;
-  const unsigned int v1310 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1310 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1312 = v463 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1375,11 +1375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1322 = v1321 + v1312;
     out[v1322] = v1320;
   }
-  const unsigned int v1323 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1323 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1325 = v460 + v1323;
-  const unsigned int v1326 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1326 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1328 = v463 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1392,11 +1392,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1338 = v1337 + v1328;
     out[v1338] = v1336;
   }
-  const unsigned int v1339 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1339 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1341 = v460 + v1339;
-  const unsigned int v1342 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1342 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1344 = v463 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -1409,11 +1409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1354 = v1353 + v1344;
     out[v1354] = v1352;
   }
-  const unsigned int v1355 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1355 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1357 = v460 + v1355;
-  const unsigned int v1358 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1358 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1360 = v463 + v1358;
-  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1426,11 +1426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1370 = v1369 + v1360;
     out[v1370] = v1368;
   }
-  const unsigned int v1371 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1371 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1373 = v460 + v1371;
-  const unsigned int v1374 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1374 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1376 = v463 + v1374;
-  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1443,11 +1443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1386 = v1385 + v1376;
     out[v1386] = v1384;
   }
-  const unsigned int v1387 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1387 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1389 = v460 + v1387;
-  const unsigned int v1390 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1390 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1392 = v463 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1394 = v1392 < v1;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
@@ -1460,11 +1460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1402 = v1401 + v1392;
     out[v1402] = v1400;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1403 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1405 = v460 + v1403;
-  const unsigned int v1406 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1406 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1408 = v463 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1477,11 +1477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1418 = v1417 + v1408;
     out[v1418] = v1416;
   }
-  const unsigned int v1419 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1419 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1421 = v460 + v1419;
-  const unsigned int v1422 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1422 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1424 = v463 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1494,11 +1494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1434 = v1433 + v1424;
     out[v1434] = v1432;
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1435 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1437 = v460 + v1435;
-  const unsigned int v1438 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1438 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1440 = v463 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
@@ -1511,11 +1511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1450 = v1449 + v1440;
     out[v1450] = v1448;
   }
-  const unsigned int v1451 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1451 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1453 = v460 + v1451;
-  const unsigned int v1454 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1454 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1456 = v463 + v1454;
-  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
@@ -1528,11 +1528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f16(
     const unsigned int v1466 = v1465 + v1456;
     out[v1466] = v1464;
   }
-  const unsigned int v1467 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1467 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1469 = v460 + v1467;
-  const unsigned int v1470 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1470 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1472 = v463 + v1470;
-  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1474 = v1472 < v1;
   const bool v1475 = v1473 && v1474;
   if (v1475) {

@@ -198,27 +198,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const unsigned int v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -303,17 +303,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v193 = v176 * 68u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v195 = v193 + v180;
     iron_copy_async(shm1 + v195, b + v191, v185);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -350,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -372,24 +372,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
         const unsigned int v357 = v356 + v180;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 2560u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 20u);
-      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v26, shm1, v371, 68u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v375 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v376 = threadIdx.x;
-    const unsigned int v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v378 = v376; v378 < 2048u; v378 += v375) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v380 = v378 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v382 = v378 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -435,20 +435,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
           shm1[v425] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v432, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v20, 68u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v432, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v20, 68u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v439 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v439 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v440 = v8 + v16;
   const unsigned int v441 = v440 + v439;
-  const unsigned int v442 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v442 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v443 = v11 + v20;
   const unsigned int v444 = v443 + v442;
-  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v446 = v444 < v1;
   const bool v447 = v445 && v446;
   if (v447) {
@@ -459,11 +459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v454 = v453 + v444;
     out[v454] = v451;
   }
-  const unsigned int v455 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v455 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v457 = v440 + v455;
-  const unsigned int v458 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v458 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v460 = v443 + v458;
-  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v462 = v460 < v1;
   const bool v463 = v461 && v462;
   if (v463) {
@@ -474,11 +474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v470 = v469 + v460;
     out[v470] = v467;
   }
-  const unsigned int v471 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v471 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v473 = v440 + v471;
-  const unsigned int v474 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v474 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v476 = v443 + v474;
-  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v478 = v476 < v1;
   const bool v479 = v477 && v478;
   if (v479) {
@@ -489,11 +489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v486 = v485 + v476;
     out[v486] = v483;
   }
-  const unsigned int v487 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v487 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v489 = v440 + v487;
-  const unsigned int v490 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v490 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v492 = v443 + v490;
-  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v494 = v492 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
@@ -504,11 +504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v502 = v501 + v492;
     out[v502] = v499;
   }
-  const unsigned int v503 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v503 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v505 = v440 + v503;
-  const unsigned int v506 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v506 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v508 = v443 + v506;
-  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v510 = v508 < v1;
   const bool v511 = v509 && v510;
   if (v511) {
@@ -519,11 +519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v518 = v517 + v508;
     out[v518] = v515;
   }
-  const unsigned int v519 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v519 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v521 = v440 + v519;
-  const unsigned int v522 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v522 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v524 = v443 + v522;
-  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v526 = v524 < v1;
   const bool v527 = v525 && v526;
   if (v527) {
@@ -534,11 +534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v534 = v533 + v524;
     out[v534] = v531;
   }
-  const unsigned int v535 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v535 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v537 = v440 + v535;
-  const unsigned int v538 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v538 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v540 = v443 + v538;
-  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v542 = v540 < v1;
   const bool v543 = v541 && v542;
   if (v543) {
@@ -549,11 +549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v550 = v549 + v540;
     out[v550] = v547;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v551 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v553 = v440 + v551;
-  const unsigned int v554 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v554 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v556 = v443 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -564,11 +564,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v566 = v565 + v556;
     out[v566] = v563;
   }
-  const unsigned int v567 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v567 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v569 = v440 + v567;
-  const unsigned int v570 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v570 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v572 = v443 + v570;
-  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v574 = v572 < v1;
   const bool v575 = v573 && v574;
   if (v575) {
@@ -579,11 +579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v582 = v581 + v572;
     out[v582] = v579;
   }
-  const unsigned int v583 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v583 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v585 = v440 + v583;
-  const unsigned int v586 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v586 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v588 = v443 + v586;
-  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v590 = v588 < v1;
   const bool v591 = v589 && v590;
   if (v591) {
@@ -594,11 +594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v598 = v597 + v588;
     out[v598] = v595;
   }
-  const unsigned int v599 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v599 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v601 = v440 + v599;
-  const unsigned int v602 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v602 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v604 = v443 + v602;
-  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -609,11 +609,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v614 = v613 + v604;
     out[v614] = v611;
   }
-  const unsigned int v615 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v615 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v617 = v440 + v615;
-  const unsigned int v618 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v618 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v620 = v443 + v618;
-  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -624,11 +624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v630 = v629 + v620;
     out[v630] = v627;
   }
-  const unsigned int v631 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v631 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v633 = v440 + v631;
-  const unsigned int v634 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v634 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v636 = v443 + v634;
-  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v638 = v636 < v1;
   const bool v639 = v637 && v638;
   if (v639) {
@@ -639,11 +639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v646 = v645 + v636;
     out[v646] = v643;
   }
-  const unsigned int v647 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v647 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v649 = v440 + v647;
-  const unsigned int v650 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v650 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v652 = v443 + v650;
-  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -654,11 +654,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v662 = v661 + v652;
     out[v662] = v659;
   }
-  const unsigned int v663 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v663 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v665 = v440 + v663;
-  const unsigned int v666 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v666 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v668 = v443 + v666;
-  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v670 = v668 < v1;
   const bool v671 = v669 && v670;
   if (v671) {
@@ -669,11 +669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v678 = v677 + v668;
     out[v678] = v675;
   }
-  const unsigned int v679 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v679 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v681 = v440 + v679;
-  const unsigned int v682 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v682 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v684 = v443 + v682;
-  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v686 = v684 < v1;
   const bool v687 = v685 && v686;
   if (v687) {
@@ -684,11 +684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v694 = v693 + v684;
     out[v694] = v691;
   }
-  const unsigned int v695 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v695 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v697 = v440 + v695;
-  const unsigned int v698 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v698 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v700 = v443 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -699,11 +699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v710 = v709 + v700;
     out[v710] = v707;
   }
-  const unsigned int v711 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v711 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v713 = v440 + v711;
-  const unsigned int v714 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v714 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v716 = v443 + v714;
-  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v718 = v716 < v1;
   const bool v719 = v717 && v718;
   if (v719) {
@@ -714,11 +714,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v726 = v725 + v716;
     out[v726] = v723;
   }
-  const unsigned int v727 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v727 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v729 = v440 + v727;
-  const unsigned int v730 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v730 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v732 = v443 + v730;
-  const bool v733 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v733 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v734 = v732 < v1;
   const bool v735 = v733 && v734;
   if (v735) {
@@ -729,11 +729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v742 = v741 + v732;
     out[v742] = v739;
   }
-  const unsigned int v743 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v743 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v745 = v440 + v743;
-  const unsigned int v746 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v746 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v748 = v443 + v746;
-  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v750 = v748 < v1;
   const bool v751 = v749 && v750;
   if (v751) {
@@ -744,11 +744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v758 = v757 + v748;
     out[v758] = v755;
   }
-  const unsigned int v759 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v759 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v761 = v440 + v759;
-  const unsigned int v762 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v762 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v764 = v443 + v762;
-  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -759,11 +759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v774 = v773 + v764;
     out[v774] = v771;
   }
-  const unsigned int v775 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v775 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v777 = v440 + v775;
-  const unsigned int v778 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v778 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v780 = v443 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -774,11 +774,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v790 = v789 + v780;
     out[v790] = v787;
   }
-  const unsigned int v791 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v791 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v793 = v440 + v791;
-  const unsigned int v794 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v794 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v796 = v443 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -789,11 +789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v806 = v805 + v796;
     out[v806] = v803;
   }
-  const unsigned int v807 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v807 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v809 = v440 + v807;
-  const unsigned int v810 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v810 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v812 = v443 + v810;
-  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v814 = v812 < v1;
   const bool v815 = v813 && v814;
   if (v815) {
@@ -804,11 +804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v822 = v821 + v812;
     out[v822] = v819;
   }
-  const unsigned int v823 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v823 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v825 = v440 + v823;
-  const unsigned int v826 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v826 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v828 = v443 + v826;
-  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -819,11 +819,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v838 = v837 + v828;
     out[v838] = v835;
   }
-  const unsigned int v839 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v839 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v841 = v440 + v839;
-  const unsigned int v842 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v842 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v844 = v443 + v842;
-  const bool v845 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v845 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -834,11 +834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v854 = v853 + v844;
     out[v854] = v851;
   }
-  const unsigned int v855 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v855 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v857 = v440 + v855;
-  const unsigned int v858 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v858 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v860 = v443 + v858;
-  const bool v861 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v861 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v862 = v860 < v1;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -849,11 +849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v870 = v869 + v860;
     out[v870] = v867;
   }
-  const unsigned int v871 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v871 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v873 = v440 + v871;
-  const unsigned int v874 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v874 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v876 = v443 + v874;
-  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -864,11 +864,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v886 = v885 + v876;
     out[v886] = v883;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v887 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v889 = v440 + v887;
-  const unsigned int v890 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v890 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v892 = v443 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -879,11 +879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v902 = v901 + v892;
     out[v902] = v899;
   }
-  const unsigned int v903 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v903 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v905 = v440 + v903;
-  const unsigned int v906 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v906 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v908 = v443 + v906;
-  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v910 = v908 < v1;
   const bool v911 = v909 && v910;
   if (v911) {
@@ -894,11 +894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v918 = v917 + v908;
     out[v918] = v915;
   }
-  const unsigned int v919 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v919 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v921 = v440 + v919;
-  const unsigned int v922 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v922 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v924 = v443 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
@@ -909,11 +909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v934 = v933 + v924;
     out[v934] = v931;
   }
-  const unsigned int v935 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v935 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v937 = v440 + v935;
-  const unsigned int v938 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v938 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v940 = v443 + v938;
-  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -924,11 +924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v950 = v949 + v940;
     out[v950] = v947;
   }
-  const unsigned int v951 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v951 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v953 = v440 + v951;
-  const unsigned int v954 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v954 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v956 = v443 + v954;
-  const bool v957 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v957 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v958 = v956 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
@@ -939,11 +939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v966 = v965 + v956;
     out[v966] = v963;
   }
-  const unsigned int v967 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v967 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v969 = v440 + v967;
-  const unsigned int v970 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v970 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v972 = v443 + v970;
-  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v974 = v972 < v1;
   const bool v975 = v973 && v974;
   if (v975) {
@@ -954,11 +954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v982 = v981 + v972;
     out[v982] = v979;
   }
-  const unsigned int v983 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v983 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v985 = v440 + v983;
-  const unsigned int v986 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v986 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v988 = v443 + v986;
-  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v990 = v988 < v1;
   const bool v991 = v989 && v990;
   if (v991) {
@@ -969,11 +969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v998 = v997 + v988;
     out[v998] = v995;
   }
-  const unsigned int v999 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v999 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1001 = v440 + v999;
-  const unsigned int v1002 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1002 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1004 = v443 + v1002;
-  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -984,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1014 = v1013 + v1004;
     out[v1014] = v1011;
   }
-  const unsigned int v1015 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1015 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1017 = v440 + v1015;
-  const unsigned int v1018 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1018 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1020 = v443 + v1018;
-  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1022 = v1020 < v1;
   const bool v1023 = v1021 && v1022;
   if (v1023) {
@@ -999,11 +999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1030 = v1029 + v1020;
     out[v1030] = v1027;
   }
-  const unsigned int v1031 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1031 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1033 = v440 + v1031;
-  const unsigned int v1034 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1034 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1036 = v443 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -1014,11 +1014,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1046 = v1045 + v1036;
     out[v1046] = v1043;
   }
-  const unsigned int v1047 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1047 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1049 = v440 + v1047;
-  const unsigned int v1050 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1050 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1052 = v443 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
@@ -1029,11 +1029,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1062 = v1061 + v1052;
     out[v1062] = v1059;
   }
-  const unsigned int v1063 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1063 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1065 = v440 + v1063;
-  const unsigned int v1066 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1066 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1068 = v443 + v1066;
-  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1070 = v1068 < v1;
   const bool v1071 = v1069 && v1070;
   if (v1071) {
@@ -1044,11 +1044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1078 = v1077 + v1068;
     out[v1078] = v1075;
   }
-  const unsigned int v1079 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1079 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1081 = v440 + v1079;
-  const unsigned int v1082 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1082 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1084 = v443 + v1082;
-  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1059,11 +1059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1094 = v1093 + v1084;
     out[v1094] = v1091;
   }
-  const unsigned int v1095 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1095 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1097 = v440 + v1095;
-  const unsigned int v1098 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1098 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1100 = v443 + v1098;
-  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1074,11 +1074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1110 = v1109 + v1100;
     out[v1110] = v1107;
   }
-  const unsigned int v1111 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1111 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1113 = v440 + v1111;
-  const unsigned int v1114 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1114 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1116 = v443 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1089,11 +1089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1126 = v1125 + v1116;
     out[v1126] = v1123;
   }
-  const unsigned int v1127 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1127 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1129 = v440 + v1127;
-  const unsigned int v1130 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1130 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1132 = v443 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1104,11 +1104,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1142 = v1141 + v1132;
     out[v1142] = v1139;
   }
-  const unsigned int v1143 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1143 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1145 = v440 + v1143;
-  const unsigned int v1146 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1146 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1148 = v443 + v1146;
-  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1119,11 +1119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1158 = v1157 + v1148;
     out[v1158] = v1155;
   }
-  const unsigned int v1159 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1159 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1161 = v440 + v1159;
-  const unsigned int v1162 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1162 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1164 = v443 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1134,11 +1134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1174 = v1173 + v1164;
     out[v1174] = v1171;
   }
-  const unsigned int v1175 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1175 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1177 = v440 + v1175;
-  const unsigned int v1178 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1178 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1180 = v443 + v1178;
-  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1182 = v1180 < v1;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
@@ -1149,11 +1149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1190 = v1189 + v1180;
     out[v1190] = v1187;
   }
-  const unsigned int v1191 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1191 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1193 = v440 + v1191;
-  const unsigned int v1194 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1194 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1196 = v443 + v1194;
-  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1198 = v1196 < v1;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
@@ -1164,11 +1164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1206 = v1205 + v1196;
     out[v1206] = v1203;
   }
-  const unsigned int v1207 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1207 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1209 = v440 + v1207;
-  const unsigned int v1210 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1210 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1212 = v443 + v1210;
-  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1214 = v1212 < v1;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
@@ -1179,11 +1179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1222 = v1221 + v1212;
     out[v1222] = v1219;
   }
-  const unsigned int v1223 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1223 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1225 = v440 + v1223;
-  const unsigned int v1226 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1226 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1228 = v443 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1194,11 +1194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1238 = v1237 + v1228;
     out[v1238] = v1235;
   }
-  const unsigned int v1239 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1239 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1241 = v440 + v1239;
-  const unsigned int v1242 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1242 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1244 = v443 + v1242;
-  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1246 = v1244 < v1;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
@@ -1209,11 +1209,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1254 = v1253 + v1244;
     out[v1254] = v1251;
   }
-  const unsigned int v1255 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1255 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1257 = v440 + v1255;
-  const unsigned int v1258 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1258 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1260 = v443 + v1258;
-  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1262 = v1260 < v1;
   const bool v1263 = v1261 && v1262;
   if (v1263) {
@@ -1224,11 +1224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1270 = v1269 + v1260;
     out[v1270] = v1267;
   }
-  const unsigned int v1271 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1271 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1273 = v440 + v1271;
-  const unsigned int v1274 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1274 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1276 = v443 + v1274;
-  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1286 = v1285 + v1276;
     out[v1286] = v1283;
   }
-  const unsigned int v1287 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1287 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1289 = v440 + v1287;
-  const unsigned int v1290 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1290 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1292 = v443 + v1290;
-  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1254,11 +1254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1302 = v1301 + v1292;
     out[v1302] = v1299;
   }
-  const unsigned int v1303 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1303 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1305 = v440 + v1303;
-  const unsigned int v1306 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1306 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1308 = v443 + v1306;
-  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1310 = v1308 < v1;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
@@ -1269,11 +1269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1318 = v1317 + v1308;
     out[v1318] = v1315;
   }
-  const unsigned int v1319 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1319 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1321 = v440 + v1319;
-  const unsigned int v1322 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1322 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1324 = v443 + v1322;
-  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1326 = v1324 < v1;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
@@ -1284,11 +1284,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1334 = v1333 + v1324;
     out[v1334] = v1331;
   }
-  const unsigned int v1335 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1335 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1337 = v440 + v1335;
-  const unsigned int v1338 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1338 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1340 = v443 + v1338;
-  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1299,11 +1299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1350 = v1349 + v1340;
     out[v1350] = v1347;
   }
-  const unsigned int v1351 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1351 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1353 = v440 + v1351;
-  const unsigned int v1354 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1354 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1356 = v443 + v1354;
-  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1358 = v1356 < v1;
   const bool v1359 = v1357 && v1358;
   if (v1359) {
@@ -1314,11 +1314,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1366 = v1365 + v1356;
     out[v1366] = v1363;
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1367 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1369 = v440 + v1367;
-  const unsigned int v1370 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1370 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1372 = v443 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1329,11 +1329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1382 = v1381 + v1372;
     out[v1382] = v1379;
   }
-  const unsigned int v1383 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1383 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1385 = v440 + v1383;
-  const unsigned int v1386 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1386 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1388 = v443 + v1386;
-  const bool v1389 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1389 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1390 = v1388 < v1;
   const bool v1391 = v1389 && v1390;
   if (v1391) {
@@ -1344,11 +1344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1398 = v1397 + v1388;
     out[v1398] = v1395;
   }
-  const unsigned int v1399 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1399 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1401 = v440 + v1399;
-  const unsigned int v1402 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1402 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1404 = v443 + v1402;
-  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1406 = v1404 < v1;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
@@ -1359,11 +1359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1414 = v1413 + v1404;
     out[v1414] = v1411;
   }
-  const unsigned int v1415 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1415 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1417 = v440 + v1415;
-  const unsigned int v1418 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1418 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1420 = v443 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1374,11 +1374,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1430 = v1429 + v1420;
     out[v1430] = v1427;
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1431 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1433 = v440 + v1431;
-  const unsigned int v1434 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1434 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1436 = v443 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1389,11 +1389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1446 = v1445 + v1436;
     out[v1446] = v1443;
   }
-  const unsigned int v1447 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1447 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1449 = v440 + v1447;
-  const unsigned int v1450 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1450 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1452 = v443 + v1450;
-  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1454 = v1452 < v1;
   const bool v1455 = v1453 && v1454;
   if (v1455) {

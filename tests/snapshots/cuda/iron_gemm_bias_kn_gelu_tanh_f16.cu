@@ -216,27 +216,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, __float2half_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const unsigned int v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -321,17 +321,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v193 = v176 * 72u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v195 = v193 + v180;
     iron_copy_async(shm1 + v195, b + v191, v185);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -368,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -390,32 +390,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v357 = v356 + v180;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 5120u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 40u);
-      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v26, shm1, v371, 72u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v377, 40u);
-      const unsigned int v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const unsigned int v381 = v380 + v20;
       iron_frag_load_shared<false>(v26, shm1, v381, 72u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v385 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v386 = threadIdx.x;
-    const unsigned int v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const unsigned int v454 = v442 + 16u;
-    const unsigned int v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:123
+    const unsigned int v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (unsigned int v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v388 = v386; v388 < 4096u; v388 += v385) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v390 = v388 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v392 = v388 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -461,23 +461,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
           shm1[v435] = __float2half_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v442, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v20, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v24, shm0, v454, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v458, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v442, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v20, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v24, shm0, v454, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v458, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v459 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v459 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v460 = v8 + v16;
   const unsigned int v461 = v460 + v459;
-  const unsigned int v462 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v462 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v463 = v11 + v20;
   const unsigned int v464 = v463 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -498,11 +498,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v485 = v484 + v464;
     out[v485] = v483;
   }
-  const unsigned int v486 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v486 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v488 = v460 + v486;
-  const unsigned int v489 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v489 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v491 = v463 + v489;
-  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v493 = v491 < v1;
   const bool v494 = v492 && v493;
   if (v494) {
@@ -523,11 +523,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v512 = v511 + v491;
     out[v512] = v510;
   }
-  const unsigned int v513 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v513 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v515 = v460 + v513;
-  const unsigned int v516 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v516 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v518 = v463 + v516;
-  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v520 = v518 < v1;
   const bool v521 = v519 && v520;
   if (v521) {
@@ -548,11 +548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v539 = v538 + v518;
     out[v539] = v537;
   }
-  const unsigned int v540 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v540 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v542 = v460 + v540;
-  const unsigned int v543 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v543 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v545 = v463 + v543;
-  const bool v546 = v542 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v546 = v542 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v547 = v545 < v1;
   const bool v548 = v546 && v547;
   if (v548) {
@@ -573,11 +573,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v566 = v565 + v545;
     out[v566] = v564;
   }
-  const unsigned int v567 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v567 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v569 = v460 + v567;
-  const unsigned int v570 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v570 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v572 = v463 + v570;
-  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v574 = v572 < v1;
   const bool v575 = v573 && v574;
   if (v575) {
@@ -598,11 +598,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v593 = v592 + v572;
     out[v593] = v591;
   }
-  const unsigned int v594 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v594 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v596 = v460 + v594;
-  const unsigned int v597 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v597 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v599 = v463 + v597;
-  const bool v600 = v596 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v600 = v596 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v601 = v599 < v1;
   const bool v602 = v600 && v601;
   if (v602) {
@@ -623,11 +623,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v620 = v619 + v599;
     out[v620] = v618;
   }
-  const unsigned int v621 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v621 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v623 = v460 + v621;
-  const unsigned int v624 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v624 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v626 = v463 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v628 = v626 < v1;
   const bool v629 = v627 && v628;
   if (v629) {
@@ -648,11 +648,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v647 = v646 + v626;
     out[v647] = v645;
   }
-  const unsigned int v648 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v648 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v650 = v460 + v648;
-  const unsigned int v651 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v651 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v653 = v463 + v651;
-  const bool v654 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v654 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v655 = v653 < v1;
   const bool v656 = v654 && v655;
   if (v656) {
@@ -673,11 +673,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v674 = v673 + v653;
     out[v674] = v672;
   }
-  const unsigned int v675 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v675 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v677 = v460 + v675;
-  const unsigned int v678 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v678 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v680 = v463 + v678;
-  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -698,11 +698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v701 = v700 + v680;
     out[v701] = v699;
   }
-  const unsigned int v702 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v702 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v704 = v460 + v702;
-  const unsigned int v705 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v705 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v707 = v463 + v705;
-  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v709 = v707 < v1;
   const bool v710 = v708 && v709;
   if (v710) {
@@ -723,11 +723,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v728 = v727 + v707;
     out[v728] = v726;
   }
-  const unsigned int v729 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v729 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v731 = v460 + v729;
-  const unsigned int v732 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v732 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v734 = v463 + v732;
-  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v736 = v734 < v1;
   const bool v737 = v735 && v736;
   if (v737) {
@@ -748,11 +748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v755 = v754 + v734;
     out[v755] = v753;
   }
-  const unsigned int v756 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v756 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v758 = v460 + v756;
-  const unsigned int v759 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v759 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v761 = v463 + v759;
-  const bool v762 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v762 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v763 = v761 < v1;
   const bool v764 = v762 && v763;
   if (v764) {
@@ -773,11 +773,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v782 = v781 + v761;
     out[v782] = v780;
   }
-  const unsigned int v783 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v783 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v785 = v460 + v783;
-  const unsigned int v786 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v786 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v788 = v463 + v786;
-  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -798,11 +798,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v809 = v808 + v788;
     out[v809] = v807;
   }
-  const unsigned int v810 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v810 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v812 = v460 + v810;
-  const unsigned int v813 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v813 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v815 = v463 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -823,11 +823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v836 = v835 + v815;
     out[v836] = v834;
   }
-  const unsigned int v837 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v837 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v839 = v460 + v837;
-  const unsigned int v840 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v840 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v842 = v463 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v844 = v842 < v1;
   const bool v845 = v843 && v844;
   if (v845) {
@@ -848,11 +848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v863 = v862 + v842;
     out[v863] = v861;
   }
-  const unsigned int v864 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v864 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v866 = v460 + v864;
-  const unsigned int v867 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v867 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v869 = v463 + v867;
-  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -873,11 +873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v890 = v889 + v869;
     out[v890] = v888;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v891 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v893 = v460 + v891;
-  const unsigned int v894 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v894 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v896 = v463 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -898,11 +898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v917 = v916 + v896;
     out[v917] = v915;
   }
-  const unsigned int v918 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v918 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v920 = v460 + v918;
-  const unsigned int v921 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v921 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v923 = v463 + v921;
-  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v925 = v923 < v1;
   const bool v926 = v924 && v925;
   if (v926) {
@@ -923,11 +923,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v944 = v943 + v923;
     out[v944] = v942;
   }
-  const unsigned int v945 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v945 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v947 = v460 + v945;
-  const unsigned int v948 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v948 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v950 = v463 + v948;
-  const bool v951 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v951 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v952 = v950 < v1;
   const bool v953 = v951 && v952;
   if (v953) {
@@ -948,11 +948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v971 = v970 + v950;
     out[v971] = v969;
   }
-  const unsigned int v972 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v972 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v974 = v460 + v972;
-  const unsigned int v975 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v975 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v977 = v463 + v975;
-  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v979 = v977 < v1;
   const bool v980 = v978 && v979;
   if (v980) {
@@ -973,11 +973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v998 = v997 + v977;
     out[v998] = v996;
   }
-  const unsigned int v999 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v999 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1001 = v460 + v999;
-  const unsigned int v1002 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1002 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1004 = v463 + v1002;
-  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -998,11 +998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1025 = v1024 + v1004;
     out[v1025] = v1023;
   }
-  const unsigned int v1026 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1026 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1028 = v460 + v1026;
-  const unsigned int v1029 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1029 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1031 = v463 + v1029;
-  const bool v1032 = v1028 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1032 = v1028 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1033 = v1031 < v1;
   const bool v1034 = v1032 && v1033;
   if (v1034) {
@@ -1023,11 +1023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1052 = v1051 + v1031;
     out[v1052] = v1050;
   }
-  const unsigned int v1053 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1053 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1055 = v460 + v1053;
-  const unsigned int v1056 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1056 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1058 = v463 + v1056;
-  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1060 = v1058 < v1;
   const bool v1061 = v1059 && v1060;
   if (v1061) {
@@ -1048,11 +1048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1079 = v1078 + v1058;
     out[v1079] = v1077;
   }
-  const unsigned int v1080 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1080 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1082 = v460 + v1080;
-  const unsigned int v1083 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1083 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1085 = v463 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1073,11 +1073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1106 = v1105 + v1085;
     out[v1106] = v1104;
   }
-  const unsigned int v1107 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1107 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1109 = v460 + v1107;
-  const unsigned int v1110 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1110 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1112 = v463 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -1098,11 +1098,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1133 = v1132 + v1112;
     out[v1133] = v1131;
   }
-  const unsigned int v1134 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1134 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1136 = v460 + v1134;
-  const unsigned int v1137 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1137 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1139 = v463 + v1137;
-  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1141 = v1139 < v1;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1123,11 +1123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1160 = v1159 + v1139;
     out[v1160] = v1158;
   }
-  const unsigned int v1161 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1161 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1163 = v460 + v1161;
-  const unsigned int v1164 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1164 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1166 = v463 + v1164;
-  const bool v1167 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1167 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1168 = v1166 < v1;
   const bool v1169 = v1167 && v1168;
   if (v1169) {
@@ -1148,11 +1148,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1187 = v1186 + v1166;
     out[v1187] = v1185;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1188 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1190 = v460 + v1188;
-  const unsigned int v1191 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1191 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1193 = v463 + v1191;
-  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1195 = v1193 < v1;
   const bool v1196 = v1194 && v1195;
   if (v1196) {
@@ -1173,11 +1173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1214 = v1213 + v1193;
     out[v1214] = v1212;
   }
-  const unsigned int v1215 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1215 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1217 = v460 + v1215;
-  const unsigned int v1218 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1218 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1220 = v463 + v1218;
-  const bool v1221 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1221 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1198,11 +1198,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1241 = v1240 + v1220;
     out[v1241] = v1239;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1242 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1244 = v460 + v1242;
-  const unsigned int v1245 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1245 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1247 = v463 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1223,11 +1223,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1268 = v1267 + v1247;
     out[v1268] = v1266;
   }
-  const unsigned int v1269 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1269 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1271 = v460 + v1269;
-  const unsigned int v1272 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1272 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1274 = v463 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1276 = v1274 < v1;
   const bool v1277 = v1275 && v1276;
   if (v1277) {
@@ -1248,11 +1248,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1295 = v1294 + v1274;
     out[v1295] = v1293;
   }
-  const unsigned int v1296 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1296 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1298 = v460 + v1296;
-  const unsigned int v1299 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1299 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1301 = v463 + v1299;
-  const bool v1302 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1302 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1303 = v1301 < v1;
   const bool v1304 = v1302 && v1303;
   if (v1304) {
@@ -1273,11 +1273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1322 = v1321 + v1301;
     out[v1322] = v1320;
   }
-  const unsigned int v1323 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1323 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1325 = v460 + v1323;
-  const unsigned int v1326 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1326 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1328 = v463 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1298,11 +1298,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1349 = v1348 + v1328;
     out[v1349] = v1347;
   }
-  const unsigned int v1350 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1350 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1352 = v460 + v1350;
-  const unsigned int v1353 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1353 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1355 = v463 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1323,11 +1323,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1376 = v1375 + v1355;
     out[v1376] = v1374;
   }
-  const unsigned int v1377 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1377 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1379 = v460 + v1377;
-  const unsigned int v1380 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1380 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1382 = v463 + v1380;
-  const bool v1383 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1383 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1384 = v1382 < v1;
   const bool v1385 = v1383 && v1384;
   if (v1385) {
@@ -1348,11 +1348,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1403 = v1402 + v1382;
     out[v1403] = v1401;
   }
-  const unsigned int v1404 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1404 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1406 = v460 + v1404;
-  const unsigned int v1407 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1407 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1409 = v463 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1411 = v1409 < v1;
   const bool v1412 = v1410 && v1411;
   if (v1412) {
@@ -1373,11 +1373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1430 = v1429 + v1409;
     out[v1430] = v1428;
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1431 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1433 = v460 + v1431;
-  const unsigned int v1434 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1434 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1436 = v463 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1398,11 +1398,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1457 = v1456 + v1436;
     out[v1457] = v1455;
   }
-  const unsigned int v1458 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1458 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1460 = v460 + v1458;
-  const unsigned int v1461 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1461 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1463 = v463 + v1461;
-  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1465 = v1463 < v1;
   const bool v1466 = v1464 && v1465;
   if (v1466) {
@@ -1423,11 +1423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1484 = v1483 + v1463;
     out[v1484] = v1482;
   }
-  const unsigned int v1485 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1485 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1487 = v460 + v1485;
-  const unsigned int v1488 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1488 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1490 = v463 + v1488;
-  const bool v1491 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1491 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1492 = v1490 < v1;
   const bool v1493 = v1491 && v1492;
   if (v1493) {
@@ -1448,11 +1448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1511 = v1510 + v1490;
     out[v1511] = v1509;
   }
-  const unsigned int v1512 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1512 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1514 = v460 + v1512;
-  const unsigned int v1515 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1515 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1517 = v463 + v1515;
-  const bool v1518 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1518 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1519 = v1517 < v1;
   const bool v1520 = v1518 && v1519;
   if (v1520) {
@@ -1473,11 +1473,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1538 = v1537 + v1517;
     out[v1538] = v1536;
   }
-  const unsigned int v1539 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1539 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1541 = v460 + v1539;
-  const unsigned int v1542 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1542 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1544 = v463 + v1542;
-  const bool v1545 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1545 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {
@@ -1498,11 +1498,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1565 = v1564 + v1544;
     out[v1565] = v1563;
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1566 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1568 = v460 + v1566;
-  const unsigned int v1569 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1569 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1571 = v463 + v1569;
-  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1573 = v1571 < v1;
   const bool v1574 = v1572 && v1573;
   if (v1574) {
@@ -1523,11 +1523,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1592 = v1591 + v1571;
     out[v1592] = v1590;
   }
-  const unsigned int v1593 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1593 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1595 = v460 + v1593;
-  const unsigned int v1596 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1596 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1598 = v463 + v1596;
-  const bool v1599 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1599 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1600 = v1598 < v1;
   const bool v1601 = v1599 && v1600;
   if (v1601) {
@@ -1548,11 +1548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1619 = v1618 + v1598;
     out[v1619] = v1617;
   }
-  const unsigned int v1620 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1620 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1622 = v460 + v1620;
-  const unsigned int v1623 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1623 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1625 = v463 + v1623;
-  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -1573,11 +1573,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1646 = v1645 + v1625;
     out[v1646] = v1644;
   }
-  const unsigned int v1647 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1647 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1649 = v460 + v1647;
-  const unsigned int v1650 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1650 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1652 = v463 + v1650;
-  const bool v1653 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1653 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1654 = v1652 < v1;
   const bool v1655 = v1653 && v1654;
   if (v1655) {
@@ -1598,11 +1598,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1673 = v1672 + v1652;
     out[v1673] = v1671;
   }
-  const unsigned int v1674 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1674 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1676 = v460 + v1674;
-  const unsigned int v1677 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1677 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1679 = v463 + v1677;
-  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1681 = v1679 < v1;
   const bool v1682 = v1680 && v1681;
   if (v1682) {
@@ -1623,11 +1623,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1700 = v1699 + v1679;
     out[v1700] = v1698;
   }
-  const unsigned int v1701 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1701 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1703 = v460 + v1701;
-  const unsigned int v1704 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1704 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1706 = v463 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1708 = v1706 < v1;
   const bool v1709 = v1707 && v1708;
   if (v1709) {
@@ -1648,11 +1648,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1727 = v1726 + v1706;
     out[v1727] = v1725;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1728 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1730 = v460 + v1728;
-  const unsigned int v1731 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1731 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1733 = v463 + v1731;
-  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1735 = v1733 < v1;
   const bool v1736 = v1734 && v1735;
   if (v1736) {
@@ -1673,11 +1673,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1754 = v1753 + v1733;
     out[v1754] = v1752;
   }
-  const unsigned int v1755 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1755 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1757 = v460 + v1755;
-  const unsigned int v1758 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1758 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1760 = v463 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1698,11 +1698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1781 = v1780 + v1760;
     out[v1781] = v1779;
   }
-  const unsigned int v1782 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1782 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1784 = v460 + v1782;
-  const unsigned int v1785 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1785 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1787 = v463 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1789 = v1787 < v1;
   const bool v1790 = v1788 && v1789;
   if (v1790) {
@@ -1723,11 +1723,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1808 = v1807 + v1787;
     out[v1808] = v1806;
   }
-  const unsigned int v1809 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1809 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1811 = v460 + v1809;
-  const unsigned int v1812 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1812 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1814 = v463 + v1812;
-  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1816 = v1814 < v1;
   const bool v1817 = v1815 && v1816;
   if (v1817) {
@@ -1748,11 +1748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1835 = v1834 + v1814;
     out[v1835] = v1833;
   }
-  const unsigned int v1836 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1836 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1838 = v460 + v1836;
-  const unsigned int v1839 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1839 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1841 = v463 + v1839;
-  const bool v1842 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1842 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1843 = v1841 < v1;
   const bool v1844 = v1842 && v1843;
   if (v1844) {
@@ -1773,11 +1773,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1862 = v1861 + v1841;
     out[v1862] = v1860;
   }
-  const unsigned int v1863 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1863 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1865 = v460 + v1863;
-  const unsigned int v1866 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1866 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1868 = v463 + v1866;
-  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1870 = v1868 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
@@ -1798,11 +1798,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1889 = v1888 + v1868;
     out[v1889] = v1887;
   }
-  const unsigned int v1890 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1890 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1892 = v460 + v1890;
-  const unsigned int v1893 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1893 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1895 = v463 + v1893;
-  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -1823,11 +1823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1916 = v1915 + v1895;
     out[v1916] = v1914;
   }
-  const unsigned int v1917 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1917 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1919 = v460 + v1917;
-  const unsigned int v1920 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1920 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1922 = v463 + v1920;
-  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1924 = v1922 < v1;
   const bool v1925 = v1923 && v1924;
   if (v1925) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1943 = v1942 + v1922;
     out[v1943] = v1941;
   }
-  const unsigned int v1944 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1944 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1946 = v460 + v1944;
-  const unsigned int v1947 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1947 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1949 = v463 + v1947;
-  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1951 = v1949 < v1;
   const bool v1952 = v1950 && v1951;
   if (v1952) {
@@ -1873,11 +1873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1970 = v1969 + v1949;
     out[v1970] = v1968;
   }
-  const unsigned int v1971 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1971 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1973 = v460 + v1971;
-  const unsigned int v1974 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1974 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1976 = v463 + v1974;
-  const bool v1977 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1977 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1978 = v1976 < v1;
   const bool v1979 = v1977 && v1978;
   if (v1979) {
@@ -1898,11 +1898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v1997 = v1996 + v1976;
     out[v1997] = v1995;
   }
-  const unsigned int v1998 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1998 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2000 = v460 + v1998;
-  const unsigned int v2001 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2001 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2003 = v463 + v2001;
-  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -1923,11 +1923,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v2024 = v2023 + v2003;
     out[v2024] = v2022;
   }
-  const unsigned int v2025 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2025 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2027 = v460 + v2025;
-  const unsigned int v2028 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2028 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2030 = v463 + v2028;
-  const bool v2031 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2031 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2032 = v2030 < v1;
   const bool v2033 = v2031 && v2032;
   if (v2033) {
@@ -1948,11 +1948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v2051 = v2050 + v2030;
     out[v2051] = v2049;
   }
-  const unsigned int v2052 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2052 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2054 = v460 + v2052;
-  const unsigned int v2055 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2055 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2057 = v463 + v2055;
-  const bool v2058 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2058 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2059 = v2057 < v1;
   const bool v2060 = v2058 && v2059;
   if (v2060) {
@@ -1973,11 +1973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v2078 = v2077 + v2057;
     out[v2078] = v2076;
   }
-  const unsigned int v2079 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2079 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2081 = v460 + v2079;
-  const unsigned int v2082 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2082 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2084 = v463 + v2082;
-  const bool v2085 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2085 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2086 = v2084 < v1;
   const bool v2087 = v2085 && v2086;
   if (v2087) {
@@ -1998,11 +1998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v2105 = v2104 + v2084;
     out[v2105] = v2103;
   }
-  const unsigned int v2106 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2106 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2108 = v460 + v2106;
-  const unsigned int v2109 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2109 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2111 = v463 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2113 = v2111 < v1;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -2023,11 +2023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v2132 = v2131 + v2111;
     out[v2132] = v2130;
   }
-  const unsigned int v2133 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2133 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2135 = v460 + v2133;
-  const unsigned int v2136 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2136 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2138 = v463 + v2136;
-  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2140 = v2138 < v1;
   const bool v2141 = v2139 && v2140;
   if (v2141) {
@@ -2048,11 +2048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v2159 = v2158 + v2138;
     out[v2159] = v2157;
   }
-  const unsigned int v2160 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2160 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2162 = v460 + v2160;
-  const unsigned int v2163 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2163 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2165 = v463 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {

@@ -198,27 +198,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const unsigned int v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -303,17 +303,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v193 = v176 * 68u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v195 = v193 + v180;
     iron_copy_async(shm1 + v195, b + v191, v185);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -350,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -372,24 +372,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v357 = v356 + v180;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 2560u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 20u);
-      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v26, shm1, v371, 68u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v375 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v376 = threadIdx.x;
-    const unsigned int v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v378 = v376; v378 < 2048u; v378 += v375) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v380 = v378 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v382 = v378 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -435,20 +435,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
           shm1[v425] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v432, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v20, 68u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v432, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v20, 68u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v439 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v439 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v440 = v8 + v16;
   const unsigned int v441 = v440 + v439;
-  const unsigned int v442 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v442 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v443 = v11 + v20;
   const unsigned int v444 = v443 + v442;
-  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v446 = v444 < v1;
   const bool v447 = v445 && v446;
   if (v447) {
@@ -467,11 +467,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v465 = v464 + v444;
     out[v465] = v462;
   }
-  const unsigned int v466 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v466 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v468 = v440 + v466;
-  const unsigned int v469 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v469 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v471 = v443 + v469;
-  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v473 = v471 < v1;
   const bool v474 = v472 && v473;
   if (v474) {
@@ -490,11 +490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v492 = v491 + v471;
     out[v492] = v489;
   }
-  const unsigned int v493 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v493 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v495 = v440 + v493;
-  const unsigned int v496 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v496 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v498 = v443 + v496;
-  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v500 = v498 < v1;
   const bool v501 = v499 && v500;
   if (v501) {
@@ -513,11 +513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v519 = v518 + v498;
     out[v519] = v516;
   }
-  const unsigned int v520 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v520 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v522 = v440 + v520;
-  const unsigned int v523 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v523 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v525 = v443 + v523;
-  const bool v526 = v522 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v526 = v522 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v527 = v525 < v1;
   const bool v528 = v526 && v527;
   if (v528) {
@@ -536,11 +536,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v546 = v545 + v525;
     out[v546] = v543;
   }
-  const unsigned int v547 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v547 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v549 = v440 + v547;
-  const unsigned int v550 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v550 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v552 = v443 + v550;
-  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v554 = v552 < v1;
   const bool v555 = v553 && v554;
   if (v555) {
@@ -559,11 +559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v573 = v572 + v552;
     out[v573] = v570;
   }
-  const unsigned int v574 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v574 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v576 = v440 + v574;
-  const unsigned int v577 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v577 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v579 = v443 + v577;
-  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v581 = v579 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -582,11 +582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v600 = v599 + v579;
     out[v600] = v597;
   }
-  const unsigned int v601 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v601 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v603 = v440 + v601;
-  const unsigned int v604 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v604 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v606 = v443 + v604;
-  const bool v607 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v607 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v608 = v606 < v1;
   const bool v609 = v607 && v608;
   if (v609) {
@@ -605,11 +605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v627 = v626 + v606;
     out[v627] = v624;
   }
-  const unsigned int v628 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v628 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v630 = v440 + v628;
-  const unsigned int v631 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v631 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v633 = v443 + v631;
-  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v635 = v633 < v1;
   const bool v636 = v634 && v635;
   if (v636) {
@@ -628,11 +628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v654 = v653 + v633;
     out[v654] = v651;
   }
-  const unsigned int v655 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v655 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v657 = v440 + v655;
-  const unsigned int v658 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v658 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v660 = v443 + v658;
-  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v662 = v660 < v1;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -651,11 +651,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v681 = v680 + v660;
     out[v681] = v678;
   }
-  const unsigned int v682 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v682 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v684 = v440 + v682;
-  const unsigned int v685 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v685 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v687 = v443 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -674,11 +674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v708 = v707 + v687;
     out[v708] = v705;
   }
-  const unsigned int v709 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v709 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v711 = v440 + v709;
-  const unsigned int v712 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v712 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v714 = v443 + v712;
-  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v716 = v714 < v1;
   const bool v717 = v715 && v716;
   if (v717) {
@@ -697,11 +697,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v735 = v734 + v714;
     out[v735] = v732;
   }
-  const unsigned int v736 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v736 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v738 = v440 + v736;
-  const unsigned int v739 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v739 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v741 = v443 + v739;
-  const bool v742 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v742 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v743 = v741 < v1;
   const bool v744 = v742 && v743;
   if (v744) {
@@ -720,11 +720,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v762 = v761 + v741;
     out[v762] = v759;
   }
-  const unsigned int v763 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v763 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v765 = v440 + v763;
-  const unsigned int v766 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v766 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v768 = v443 + v766;
-  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v1;
   const bool v771 = v769 && v770;
   if (v771) {
@@ -743,11 +743,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v789 = v788 + v768;
     out[v789] = v786;
   }
-  const unsigned int v790 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v790 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v792 = v440 + v790;
-  const unsigned int v793 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v793 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v795 = v443 + v793;
-  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v797 = v795 < v1;
   const bool v798 = v796 && v797;
   if (v798) {
@@ -766,11 +766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v816 = v815 + v795;
     out[v816] = v813;
   }
-  const unsigned int v817 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v817 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v819 = v440 + v817;
-  const unsigned int v820 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v820 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v822 = v443 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
@@ -789,11 +789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v843 = v842 + v822;
     out[v843] = v840;
   }
-  const unsigned int v844 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v844 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v846 = v440 + v844;
-  const unsigned int v847 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v847 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v849 = v443 + v847;
-  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v851 = v849 < v1;
   const bool v852 = v850 && v851;
   if (v852) {
@@ -812,11 +812,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v870 = v869 + v849;
     out[v870] = v867;
   }
-  const unsigned int v871 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v871 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v873 = v440 + v871;
-  const unsigned int v874 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v874 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v876 = v443 + v874;
-  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -835,11 +835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v897 = v896 + v876;
     out[v897] = v894;
   }
-  const unsigned int v898 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v898 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v900 = v440 + v898;
-  const unsigned int v901 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v901 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v903 = v443 + v901;
-  const bool v904 = v900 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v904 = v900 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v905 = v903 < v1;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -858,11 +858,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v924 = v923 + v903;
     out[v924] = v921;
   }
-  const unsigned int v925 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v925 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v927 = v440 + v925;
-  const unsigned int v928 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v928 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v930 = v443 + v928;
-  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v932 = v930 < v1;
   const bool v933 = v931 && v932;
   if (v933) {
@@ -881,11 +881,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v951 = v950 + v930;
     out[v951] = v948;
   }
-  const unsigned int v952 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v952 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v954 = v440 + v952;
-  const unsigned int v955 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v955 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v957 = v443 + v955;
-  const bool v958 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v958 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v959 = v957 < v1;
   const bool v960 = v958 && v959;
   if (v960) {
@@ -904,11 +904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v978 = v977 + v957;
     out[v978] = v975;
   }
-  const unsigned int v979 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v979 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v981 = v440 + v979;
-  const unsigned int v982 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v982 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v984 = v443 + v982;
-  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v986 = v984 < v1;
   const bool v987 = v985 && v986;
   if (v987) {
@@ -927,11 +927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1005 = v1004 + v984;
     out[v1005] = v1002;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1006 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1008 = v440 + v1006;
-  const unsigned int v1009 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1009 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1011 = v443 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -950,11 +950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1032 = v1031 + v1011;
     out[v1032] = v1029;
   }
-  const unsigned int v1033 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1033 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1035 = v440 + v1033;
-  const unsigned int v1036 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1036 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1038 = v443 + v1036;
-  const bool v1039 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1039 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1040 = v1038 < v1;
   const bool v1041 = v1039 && v1040;
   if (v1041) {
@@ -973,11 +973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1059 = v1058 + v1038;
     out[v1059] = v1056;
   }
-  const unsigned int v1060 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1060 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1062 = v440 + v1060;
-  const unsigned int v1063 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1063 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1065 = v443 + v1063;
-  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -996,11 +996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1086 = v1085 + v1065;
     out[v1086] = v1083;
   }
-  const unsigned int v1087 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1087 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1089 = v440 + v1087;
-  const unsigned int v1090 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1090 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1092 = v443 + v1090;
-  const bool v1093 = v1089 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1093 = v1089 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1094 = v1092 < v1;
   const bool v1095 = v1093 && v1094;
   if (v1095) {
@@ -1019,11 +1019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1113 = v1112 + v1092;
     out[v1113] = v1110;
   }
-  const unsigned int v1114 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1114 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1116 = v440 + v1114;
-  const unsigned int v1117 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1117 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1119 = v443 + v1117;
-  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1121 = v1119 < v1;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1042,11 +1042,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1140 = v1139 + v1119;
     out[v1140] = v1137;
   }
-  const unsigned int v1141 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1141 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1143 = v440 + v1141;
-  const unsigned int v1144 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1144 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1146 = v443 + v1144;
-  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1148 = v1146 < v1;
   const bool v1149 = v1147 && v1148;
   if (v1149) {
@@ -1065,11 +1065,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1167 = v1166 + v1146;
     out[v1167] = v1164;
   }
-  const unsigned int v1168 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1168 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1170 = v440 + v1168;
-  const unsigned int v1171 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1171 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1173 = v443 + v1171;
-  const bool v1174 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1174 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1175 = v1173 < v1;
   const bool v1176 = v1174 && v1175;
   if (v1176) {
@@ -1088,11 +1088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1194 = v1193 + v1173;
     out[v1194] = v1191;
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1195 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1197 = v440 + v1195;
-  const unsigned int v1198 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1198 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1200 = v443 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1111,11 +1111,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1221 = v1220 + v1200;
     out[v1221] = v1218;
   }
-  const unsigned int v1222 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1222 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1224 = v440 + v1222;
-  const unsigned int v1225 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1225 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1227 = v443 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1229 = v1227 < v1;
   const bool v1230 = v1228 && v1229;
   if (v1230) {
@@ -1134,11 +1134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1248 = v1247 + v1227;
     out[v1248] = v1245;
   }
-  const unsigned int v1249 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1249 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1251 = v440 + v1249;
-  const unsigned int v1252 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1252 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1254 = v443 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1157,11 +1157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1275 = v1274 + v1254;
     out[v1275] = v1272;
   }
-  const unsigned int v1276 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1276 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1278 = v440 + v1276;
-  const unsigned int v1279 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1279 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1281 = v443 + v1279;
-  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1283 = v1281 < v1;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
@@ -1180,11 +1180,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1302 = v1301 + v1281;
     out[v1302] = v1299;
   }
-  const unsigned int v1303 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1303 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1305 = v440 + v1303;
-  const unsigned int v1306 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1306 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1308 = v443 + v1306;
-  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1310 = v1308 < v1;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
@@ -1203,11 +1203,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1329 = v1328 + v1308;
     out[v1329] = v1326;
   }
-  const unsigned int v1330 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1330 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1332 = v440 + v1330;
-  const unsigned int v1333 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1333 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1335 = v443 + v1333;
-  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1337 = v1335 < v1;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1226,11 +1226,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1356 = v1355 + v1335;
     out[v1356] = v1353;
   }
-  const unsigned int v1357 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1357 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1359 = v440 + v1357;
-  const unsigned int v1360 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1360 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1362 = v443 + v1360;
-  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1364 = v1362 < v1;
   const bool v1365 = v1363 && v1364;
   if (v1365) {
@@ -1249,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1383 = v1382 + v1362;
     out[v1383] = v1380;
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1384 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1386 = v440 + v1384;
-  const unsigned int v1387 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1387 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1389 = v443 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
@@ -1272,11 +1272,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1410 = v1409 + v1389;
     out[v1410] = v1407;
   }
-  const unsigned int v1411 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1411 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1413 = v440 + v1411;
-  const unsigned int v1414 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1414 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1416 = v443 + v1414;
-  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1418 = v1416 < v1;
   const bool v1419 = v1417 && v1418;
   if (v1419) {
@@ -1295,11 +1295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1437 = v1436 + v1416;
     out[v1437] = v1434;
   }
-  const unsigned int v1438 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1438 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1440 = v440 + v1438;
-  const unsigned int v1441 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1441 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1443 = v443 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1318,11 +1318,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1464 = v1463 + v1443;
     out[v1464] = v1461;
   }
-  const unsigned int v1465 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1465 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1467 = v440 + v1465;
-  const unsigned int v1468 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1468 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1470 = v443 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1472 = v1470 < v1;
   const bool v1473 = v1471 && v1472;
   if (v1473) {
@@ -1341,11 +1341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1491 = v1490 + v1470;
     out[v1491] = v1488;
   }
-  const unsigned int v1492 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1492 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1494 = v440 + v1492;
-  const unsigned int v1495 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1495 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1497 = v443 + v1495;
-  const bool v1498 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1498 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1499 = v1497 < v1;
   const bool v1500 = v1498 && v1499;
   if (v1500) {
@@ -1364,11 +1364,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1518 = v1517 + v1497;
     out[v1518] = v1515;
   }
-  const unsigned int v1519 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1519 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1521 = v440 + v1519;
-  const unsigned int v1522 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1522 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1524 = v443 + v1522;
-  const bool v1525 = v1521 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1525 = v1521 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1526 = v1524 < v1;
   const bool v1527 = v1525 && v1526;
   if (v1527) {
@@ -1387,11 +1387,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1545 = v1544 + v1524;
     out[v1545] = v1542;
   }
-  const unsigned int v1546 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1546 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1548 = v440 + v1546;
-  const unsigned int v1549 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1549 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1551 = v443 + v1549;
-  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1553 = v1551 < v1;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1410,11 +1410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1572 = v1571 + v1551;
     out[v1572] = v1569;
   }
-  const unsigned int v1573 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1573 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1575 = v440 + v1573;
-  const unsigned int v1576 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1576 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1578 = v443 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1580 = v1578 < v1;
   const bool v1581 = v1579 && v1580;
   if (v1581) {
@@ -1433,11 +1433,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1599 = v1598 + v1578;
     out[v1599] = v1596;
   }
-  const unsigned int v1600 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1600 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1602 = v440 + v1600;
-  const unsigned int v1603 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1603 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1605 = v443 + v1603;
-  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1607 = v1605 < v1;
   const bool v1608 = v1606 && v1607;
   if (v1608) {
@@ -1456,11 +1456,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1626 = v1625 + v1605;
     out[v1626] = v1623;
   }
-  const unsigned int v1627 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1627 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1629 = v440 + v1627;
-  const unsigned int v1630 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1630 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1632 = v443 + v1630;
-  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1634 = v1632 < v1;
   const bool v1635 = v1633 && v1634;
   if (v1635) {
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1653 = v1652 + v1632;
     out[v1653] = v1650;
   }
-  const unsigned int v1654 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1654 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1656 = v440 + v1654;
-  const unsigned int v1657 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1657 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1659 = v443 + v1657;
-  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1661 = v1659 < v1;
   const bool v1662 = v1660 && v1661;
   if (v1662) {
@@ -1502,11 +1502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1680 = v1679 + v1659;
     out[v1680] = v1677;
   }
-  const unsigned int v1681 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1681 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1683 = v440 + v1681;
-  const unsigned int v1684 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1684 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1686 = v443 + v1684;
-  const bool v1687 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1687 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1688 = v1686 < v1;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
@@ -1525,11 +1525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1707 = v1706 + v1686;
     out[v1707] = v1704;
   }
-  const unsigned int v1708 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1708 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1710 = v440 + v1708;
-  const unsigned int v1711 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1711 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1713 = v443 + v1711;
-  const bool v1714 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1714 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1715 = v1713 < v1;
   const bool v1716 = v1714 && v1715;
   if (v1716) {
@@ -1548,11 +1548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1734 = v1733 + v1713;
     out[v1734] = v1731;
   }
-  const unsigned int v1735 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1735 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1737 = v440 + v1735;
-  const unsigned int v1738 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1738 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1740 = v443 + v1738;
-  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1742 = v1740 < v1;
   const bool v1743 = v1741 && v1742;
   if (v1743) {
@@ -1571,11 +1571,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1761 = v1760 + v1740;
     out[v1761] = v1758;
   }
-  const unsigned int v1762 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1762 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1764 = v440 + v1762;
-  const unsigned int v1765 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1765 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1767 = v443 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -1594,11 +1594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1788 = v1787 + v1767;
     out[v1788] = v1785;
   }
-  const unsigned int v1789 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1789 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1791 = v440 + v1789;
-  const unsigned int v1792 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1792 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1794 = v443 + v1792;
-  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1796 = v1794 < v1;
   const bool v1797 = v1795 && v1796;
   if (v1797) {
@@ -1617,11 +1617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1815 = v1814 + v1794;
     out[v1815] = v1812;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1816 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1818 = v440 + v1816;
-  const unsigned int v1819 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1819 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1821 = v443 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -1640,11 +1640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1842 = v1841 + v1821;
     out[v1842] = v1839;
   }
-  const unsigned int v1843 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1843 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1845 = v440 + v1843;
-  const unsigned int v1846 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1846 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1848 = v443 + v1846;
-  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1850 = v1848 < v1;
   const bool v1851 = v1849 && v1850;
   if (v1851) {
@@ -1663,11 +1663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1869 = v1868 + v1848;
     out[v1869] = v1866;
   }
-  const unsigned int v1870 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1870 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1872 = v440 + v1870;
-  const unsigned int v1873 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1873 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1875 = v443 + v1873;
-  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1877 = v1875 < v1;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
@@ -1686,11 +1686,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1896 = v1895 + v1875;
     out[v1896] = v1893;
   }
-  const unsigned int v1897 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1897 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1899 = v440 + v1897;
-  const unsigned int v1900 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1900 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1902 = v443 + v1900;
-  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1904 = v1902 < v1;
   const bool v1905 = v1903 && v1904;
   if (v1905) {
@@ -1709,11 +1709,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1923 = v1922 + v1902;
     out[v1923] = v1920;
   }
-  const unsigned int v1924 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1924 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1926 = v440 + v1924;
-  const unsigned int v1927 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1927 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1929 = v443 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1931 = v1929 < v1;
   const bool v1932 = v1930 && v1931;
   if (v1932) {
@@ -1732,11 +1732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1950 = v1949 + v1929;
     out[v1950] = v1947;
   }
-  const unsigned int v1951 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1951 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1953 = v440 + v1951;
-  const unsigned int v1954 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1954 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1956 = v443 + v1954;
-  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1958 = v1956 < v1;
   const bool v1959 = v1957 && v1958;
   if (v1959) {
@@ -1755,11 +1755,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1977 = v1976 + v1956;
     out[v1977] = v1974;
   }
-  const unsigned int v1978 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1978 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1980 = v440 + v1978;
-  const unsigned int v1981 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1981 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1983 = v443 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -1778,11 +1778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2004 = v2003 + v1983;
     out[v2004] = v2001;
   }
-  const unsigned int v2005 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2005 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2007 = v440 + v2005;
-  const unsigned int v2008 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2008 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2010 = v443 + v2008;
-  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2012 = v2010 < v1;
   const bool v2013 = v2011 && v2012;
   if (v2013) {
@@ -1801,11 +1801,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2031 = v2030 + v2010;
     out[v2031] = v2028;
   }
-  const unsigned int v2032 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2032 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2034 = v440 + v2032;
-  const unsigned int v2035 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2035 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2037 = v443 + v2035;
-  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2039 = v2037 < v1;
   const bool v2040 = v2038 && v2039;
   if (v2040) {
@@ -1824,11 +1824,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2058 = v2057 + v2037;
     out[v2058] = v2055;
   }
-  const unsigned int v2059 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2059 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2061 = v440 + v2059;
-  const unsigned int v2062 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2062 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2064 = v443 + v2062;
-  const bool v2065 = v2061 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2065 = v2061 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2066 = v2064 < v1;
   const bool v2067 = v2065 && v2066;
   if (v2067) {
@@ -1847,11 +1847,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2085 = v2084 + v2064;
     out[v2085] = v2082;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2086 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2088 = v440 + v2086;
-  const unsigned int v2089 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2089 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2091 = v443 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -1870,11 +1870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2112 = v2111 + v2091;
     out[v2112] = v2109;
   }
-  const unsigned int v2113 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2113 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2115 = v440 + v2113;
-  const unsigned int v2116 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2116 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2118 = v443 + v2116;
-  const bool v2119 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2119 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2120 = v2118 < v1;
   const bool v2121 = v2119 && v2120;
   if (v2121) {
@@ -1893,11 +1893,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2139 = v2138 + v2118;
     out[v2139] = v2136;
   }
-  const unsigned int v2140 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2140 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2142 = v440 + v2140;
-  const unsigned int v2143 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2143 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2145 = v443 + v2143;
-  const bool v2146 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2146 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2147 = v2145 < v1;
   const bool v2148 = v2146 && v2147;
   if (v2148) {

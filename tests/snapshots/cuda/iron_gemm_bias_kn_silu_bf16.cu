@@ -216,27 +216,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__nv_bfloat16, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, __float2bfloat16_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const unsigned int v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -321,17 +321,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v193 = v176 * 72u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v195 = v193 + v180;
     iron_copy_async(shm1 + v195, b + v191, v185);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -368,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -390,32 +390,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v357 = v356 + v180;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 5120u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 40u);
-      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v26, shm1, v371, 72u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v377, 40u);
-      const unsigned int v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const unsigned int v381 = v380 + v20;
       iron_frag_load_shared<false>(v26, shm1, v381, 72u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v385 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v386 = threadIdx.x;
-    const unsigned int v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const unsigned int v454 = v442 + 16u;
-    const unsigned int v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:123
+    const unsigned int v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (unsigned int v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v388 = v386; v388 < 4096u; v388 += v385) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v390 = v388 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v392 = v388 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -461,23 +461,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
           shm1[v435] = __float2bfloat16_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v442, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v20, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v24, shm0, v454, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v458, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v442, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v20, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v24, shm0, v454, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v458, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v459 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v459 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v460 = v8 + v16;
   const unsigned int v461 = v460 + v459;
-  const unsigned int v462 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v462 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v463 = v11 + v20;
   const unsigned int v464 = v463 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -495,11 +495,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v481 = v480 + v464;
     out[v481] = v479;
   }
-  const unsigned int v482 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v482 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v484 = v460 + v482;
-  const unsigned int v485 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v485 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v487 = v463 + v485;
-  const bool v488 = v484 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v488 = v484 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v489 = v487 < v1;
   const bool v490 = v488 && v489;
   if (v490) {
@@ -517,11 +517,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v504 = v503 + v487;
     out[v504] = v502;
   }
-  const unsigned int v505 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v505 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v507 = v460 + v505;
-  const unsigned int v508 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v508 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v510 = v463 + v508;
-  const bool v511 = v507 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v511 = v507 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v512 = v510 < v1;
   const bool v513 = v511 && v512;
   if (v513) {
@@ -539,11 +539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v527 = v526 + v510;
     out[v527] = v525;
   }
-  const unsigned int v528 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v528 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v530 = v460 + v528;
-  const unsigned int v531 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v531 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v533 = v463 + v531;
-  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v535 = v533 < v1;
   const bool v536 = v534 && v535;
   if (v536) {
@@ -561,11 +561,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v550 = v549 + v533;
     out[v550] = v548;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v551 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v553 = v460 + v551;
-  const unsigned int v554 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v554 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v556 = v463 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -583,11 +583,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v573 = v572 + v556;
     out[v573] = v571;
   }
-  const unsigned int v574 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v574 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v576 = v460 + v574;
-  const unsigned int v577 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v577 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v579 = v463 + v577;
-  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v581 = v579 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -605,11 +605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v596 = v595 + v579;
     out[v596] = v594;
   }
-  const unsigned int v597 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v597 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v599 = v460 + v597;
-  const unsigned int v600 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v600 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v602 = v463 + v600;
-  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v604 = v602 < v1;
   const bool v605 = v603 && v604;
   if (v605) {
@@ -627,11 +627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v619 = v618 + v602;
     out[v619] = v617;
   }
-  const unsigned int v620 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v620 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v622 = v460 + v620;
-  const unsigned int v623 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v623 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v625 = v463 + v623;
-  const bool v626 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v626 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v627 = v625 < v1;
   const bool v628 = v626 && v627;
   if (v628) {
@@ -649,11 +649,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v642 = v641 + v625;
     out[v642] = v640;
   }
-  const unsigned int v643 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v643 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v645 = v460 + v643;
-  const unsigned int v646 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v646 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v648 = v463 + v646;
-  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v650 = v648 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
@@ -671,11 +671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v665 = v664 + v648;
     out[v665] = v663;
   }
-  const unsigned int v666 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v666 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v668 = v460 + v666;
-  const unsigned int v669 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v669 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v671 = v463 + v669;
-  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v673 = v671 < v1;
   const bool v674 = v672 && v673;
   if (v674) {
@@ -693,11 +693,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v688 = v687 + v671;
     out[v688] = v686;
   }
-  const unsigned int v689 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v689 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v691 = v460 + v689;
-  const unsigned int v692 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v692 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v694 = v463 + v692;
-  const bool v695 = v691 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v695 = v691 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v696 = v694 < v1;
   const bool v697 = v695 && v696;
   if (v697) {
@@ -715,11 +715,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v711 = v710 + v694;
     out[v711] = v709;
   }
-  const unsigned int v712 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v712 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v714 = v460 + v712;
-  const unsigned int v715 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v715 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v717 = v463 + v715;
-  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v719 = v717 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
@@ -737,11 +737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v734 = v733 + v717;
     out[v734] = v732;
   }
-  const unsigned int v735 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v735 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v737 = v460 + v735;
-  const unsigned int v738 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v738 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v740 = v463 + v738;
-  const bool v741 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v741 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v742 = v740 < v1;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -759,11 +759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v757 = v756 + v740;
     out[v757] = v755;
   }
-  const unsigned int v758 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v758 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v760 = v460 + v758;
-  const unsigned int v761 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v761 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v763 = v463 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v765 = v763 < v1;
   const bool v766 = v764 && v765;
   if (v766) {
@@ -781,11 +781,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v780 = v779 + v763;
     out[v780] = v778;
   }
-  const unsigned int v781 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v781 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v783 = v460 + v781;
-  const unsigned int v784 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v784 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v786 = v463 + v784;
-  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v788 = v786 < v1;
   const bool v789 = v787 && v788;
   if (v789) {
@@ -803,11 +803,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v803 = v802 + v786;
     out[v803] = v801;
   }
-  const unsigned int v804 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v804 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v806 = v460 + v804;
-  const unsigned int v807 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v807 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v809 = v463 + v807;
-  const bool v810 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v810 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v811 = v809 < v1;
   const bool v812 = v810 && v811;
   if (v812) {
@@ -825,11 +825,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v826 = v825 + v809;
     out[v826] = v824;
   }
-  const unsigned int v827 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v827 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v829 = v460 + v827;
-  const unsigned int v830 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v830 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v832 = v463 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -847,11 +847,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v849 = v848 + v832;
     out[v849] = v847;
   }
-  const unsigned int v850 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v850 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v852 = v460 + v850;
-  const unsigned int v853 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v853 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v855 = v463 + v853;
-  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -869,11 +869,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v872 = v871 + v855;
     out[v872] = v870;
   }
-  const unsigned int v873 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v873 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v875 = v460 + v873;
-  const unsigned int v876 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v876 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v878 = v463 + v876;
-  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v880 = v878 < v1;
   const bool v881 = v879 && v880;
   if (v881) {
@@ -891,11 +891,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v895 = v894 + v878;
     out[v895] = v893;
   }
-  const unsigned int v896 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v896 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v898 = v460 + v896;
-  const unsigned int v899 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v899 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v901 = v463 + v899;
-  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v903 = v901 < v1;
   const bool v904 = v902 && v903;
   if (v904) {
@@ -913,11 +913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v918 = v917 + v901;
     out[v918] = v916;
   }
-  const unsigned int v919 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v919 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v921 = v460 + v919;
-  const unsigned int v922 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v922 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v924 = v463 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
@@ -935,11 +935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v941 = v940 + v924;
     out[v941] = v939;
   }
-  const unsigned int v942 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v942 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v944 = v460 + v942;
-  const unsigned int v945 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v945 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v947 = v463 + v945;
-  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v949 = v947 < v1;
   const bool v950 = v948 && v949;
   if (v950) {
@@ -957,11 +957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v964 = v963 + v947;
     out[v964] = v962;
   }
-  const unsigned int v965 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v965 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v967 = v460 + v965;
-  const unsigned int v968 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v968 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v970 = v463 + v968;
-  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v972 = v970 < v1;
   const bool v973 = v971 && v972;
   if (v973) {
@@ -979,11 +979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v987 = v986 + v970;
     out[v987] = v985;
   }
-  const unsigned int v988 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v988 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v990 = v460 + v988;
-  const unsigned int v991 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v991 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v993 = v463 + v991;
-  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v995 = v993 < v1;
   const bool v996 = v994 && v995;
   if (v996) {
@@ -1001,11 +1001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1010 = v1009 + v993;
     out[v1010] = v1008;
   }
-  const unsigned int v1011 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1011 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1013 = v460 + v1011;
-  const unsigned int v1014 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1014 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1016 = v463 + v1014;
-  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1018 = v1016 < v1;
   const bool v1019 = v1017 && v1018;
   if (v1019) {
@@ -1023,11 +1023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1033 = v1032 + v1016;
     out[v1033] = v1031;
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1034 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1036 = v460 + v1034;
-  const unsigned int v1037 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1037 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1039 = v463 + v1037;
-  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1045,11 +1045,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1056 = v1055 + v1039;
     out[v1056] = v1054;
   }
-  const unsigned int v1057 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1057 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1059 = v460 + v1057;
-  const unsigned int v1060 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1060 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1062 = v463 + v1060;
-  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1064 = v1062 < v1;
   const bool v1065 = v1063 && v1064;
   if (v1065) {
@@ -1067,11 +1067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1079 = v1078 + v1062;
     out[v1079] = v1077;
   }
-  const unsigned int v1080 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1080 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1082 = v460 + v1080;
-  const unsigned int v1083 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1083 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1085 = v463 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1089,11 +1089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1102 = v1101 + v1085;
     out[v1102] = v1100;
   }
-  const unsigned int v1103 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1103 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1105 = v460 + v1103;
-  const unsigned int v1106 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1106 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1108 = v463 + v1106;
-  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1111,11 +1111,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1125 = v1124 + v1108;
     out[v1125] = v1123;
   }
-  const unsigned int v1126 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1126 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1128 = v460 + v1126;
-  const unsigned int v1129 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1129 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1131 = v463 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1133 = v1131 < v1;
   const bool v1134 = v1132 && v1133;
   if (v1134) {
@@ -1133,11 +1133,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1148 = v1147 + v1131;
     out[v1148] = v1146;
   }
-  const unsigned int v1149 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1149 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1151 = v460 + v1149;
-  const unsigned int v1152 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1152 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1154 = v463 + v1152;
-  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1156 = v1154 < v1;
   const bool v1157 = v1155 && v1156;
   if (v1157) {
@@ -1155,11 +1155,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1171 = v1170 + v1154;
     out[v1171] = v1169;
   }
-  const unsigned int v1172 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1172 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1174 = v460 + v1172;
-  const unsigned int v1175 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1175 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1177 = v463 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1177,11 +1177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1194 = v1193 + v1177;
     out[v1194] = v1192;
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1195 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1197 = v460 + v1195;
-  const unsigned int v1198 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1198 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1200 = v463 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1199,11 +1199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1217 = v1216 + v1200;
     out[v1217] = v1215;
   }
-  const unsigned int v1218 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1218 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1220 = v460 + v1218;
-  const unsigned int v1221 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1221 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1223 = v463 + v1221;
-  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1225 = v1223 < v1;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
@@ -1221,11 +1221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1240 = v1239 + v1223;
     out[v1240] = v1238;
   }
-  const unsigned int v1241 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1241 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1243 = v460 + v1241;
-  const unsigned int v1244 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1244 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1246 = v463 + v1244;
-  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1248 = v1246 < v1;
   const bool v1249 = v1247 && v1248;
   if (v1249) {
@@ -1243,11 +1243,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1263 = v1262 + v1246;
     out[v1263] = v1261;
   }
-  const unsigned int v1264 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1264 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1266 = v460 + v1264;
-  const unsigned int v1267 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1267 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1269 = v463 + v1267;
-  const bool v1270 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1270 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1271 = v1269 < v1;
   const bool v1272 = v1270 && v1271;
   if (v1272) {
@@ -1265,11 +1265,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1286 = v1285 + v1269;
     out[v1286] = v1284;
   }
-  const unsigned int v1287 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1287 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1289 = v460 + v1287;
-  const unsigned int v1290 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1290 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1292 = v463 + v1290;
-  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1287,11 +1287,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1309 = v1308 + v1292;
     out[v1309] = v1307;
   }
-  const unsigned int v1310 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1310 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1312 = v460 + v1310;
-  const unsigned int v1313 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1313 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1315 = v463 + v1313;
-  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1317 = v1315 < v1;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
@@ -1309,11 +1309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1332 = v1331 + v1315;
     out[v1332] = v1330;
   }
-  const unsigned int v1333 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1333 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1335 = v460 + v1333;
-  const unsigned int v1336 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1336 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1338 = v463 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1340 = v1338 < v1;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
@@ -1331,11 +1331,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1355 = v1354 + v1338;
     out[v1355] = v1353;
   }
-  const unsigned int v1356 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1356 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1358 = v460 + v1356;
-  const unsigned int v1359 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1359 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1361 = v463 + v1359;
-  const bool v1362 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1362 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1363 = v1361 < v1;
   const bool v1364 = v1362 && v1363;
   if (v1364) {
@@ -1353,11 +1353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1378 = v1377 + v1361;
     out[v1378] = v1376;
   }
-  const unsigned int v1379 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1379 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1381 = v460 + v1379;
-  const unsigned int v1382 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1382 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1384 = v463 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1375,11 +1375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1401 = v1400 + v1384;
     out[v1401] = v1399;
   }
-  const unsigned int v1402 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1402 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1404 = v460 + v1402;
-  const unsigned int v1405 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1405 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1407 = v463 + v1405;
-  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1409 = v1407 < v1;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1397,11 +1397,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1424 = v1423 + v1407;
     out[v1424] = v1422;
   }
-  const unsigned int v1425 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1425 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1427 = v460 + v1425;
-  const unsigned int v1428 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1428 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1430 = v463 + v1428;
-  const bool v1431 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1431 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1432 = v1430 < v1;
   const bool v1433 = v1431 && v1432;
   if (v1433) {
@@ -1419,11 +1419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1447 = v1446 + v1430;
     out[v1447] = v1445;
   }
-  const unsigned int v1448 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1448 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1450 = v460 + v1448;
-  const unsigned int v1451 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1451 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1453 = v463 + v1451;
-  const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1455 = v1453 < v1;
   const bool v1456 = v1454 && v1455;
   if (v1456) {
@@ -1441,11 +1441,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1470 = v1469 + v1453;
     out[v1470] = v1468;
   }
-  const unsigned int v1471 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1471 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1473 = v460 + v1471;
-  const unsigned int v1474 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1474 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1476 = v463 + v1474;
-  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1478 = v1476 < v1;
   const bool v1479 = v1477 && v1478;
   if (v1479) {
@@ -1463,11 +1463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1493 = v1492 + v1476;
     out[v1493] = v1491;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1494 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1496 = v460 + v1494;
-  const unsigned int v1497 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1497 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1499 = v463 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1485,11 +1485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1516 = v1515 + v1499;
     out[v1516] = v1514;
   }
-  const unsigned int v1517 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1517 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1519 = v460 + v1517;
-  const unsigned int v1520 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1520 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1522 = v463 + v1520;
-  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1524 = v1522 < v1;
   const bool v1525 = v1523 && v1524;
   if (v1525) {
@@ -1507,11 +1507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1539 = v1538 + v1522;
     out[v1539] = v1537;
   }
-  const unsigned int v1540 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1540 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1542 = v460 + v1540;
-  const unsigned int v1543 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1543 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1545 = v463 + v1543;
-  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1547 = v1545 < v1;
   const bool v1548 = v1546 && v1547;
   if (v1548) {
@@ -1529,11 +1529,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1562 = v1561 + v1545;
     out[v1562] = v1560;
   }
-  const unsigned int v1563 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1563 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1565 = v460 + v1563;
-  const unsigned int v1566 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1566 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1568 = v463 + v1566;
-  const bool v1569 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1569 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1570 = v1568 < v1;
   const bool v1571 = v1569 && v1570;
   if (v1571) {
@@ -1551,11 +1551,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1585 = v1584 + v1568;
     out[v1585] = v1583;
   }
-  const unsigned int v1586 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1586 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1588 = v460 + v1586;
-  const unsigned int v1589 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1589 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1591 = v463 + v1589;
-  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1573,11 +1573,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1608 = v1607 + v1591;
     out[v1608] = v1606;
   }
-  const unsigned int v1609 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1609 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1611 = v460 + v1609;
-  const unsigned int v1612 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1612 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1614 = v463 + v1612;
-  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1616 = v1614 < v1;
   const bool v1617 = v1615 && v1616;
   if (v1617) {
@@ -1595,11 +1595,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1631 = v1630 + v1614;
     out[v1631] = v1629;
   }
-  const unsigned int v1632 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1632 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1634 = v460 + v1632;
-  const unsigned int v1635 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1635 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1637 = v463 + v1635;
-  const bool v1638 = v1634 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1638 = v1634 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1639 = v1637 < v1;
   const bool v1640 = v1638 && v1639;
   if (v1640) {
@@ -1617,11 +1617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1654 = v1653 + v1637;
     out[v1654] = v1652;
   }
-  const unsigned int v1655 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1655 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1657 = v460 + v1655;
-  const unsigned int v1658 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1658 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1660 = v463 + v1658;
-  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1662 = v1660 < v1;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1677 = v1676 + v1660;
     out[v1677] = v1675;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1678 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1680 = v460 + v1678;
-  const unsigned int v1681 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1681 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1683 = v463 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1661,11 +1661,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1700 = v1699 + v1683;
     out[v1700] = v1698;
   }
-  const unsigned int v1701 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1701 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1703 = v460 + v1701;
-  const unsigned int v1704 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1704 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1706 = v463 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1708 = v1706 < v1;
   const bool v1709 = v1707 && v1708;
   if (v1709) {
@@ -1683,11 +1683,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1723 = v1722 + v1706;
     out[v1723] = v1721;
   }
-  const unsigned int v1724 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1724 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1726 = v460 + v1724;
-  const unsigned int v1727 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1727 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1729 = v463 + v1727;
-  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1705,11 +1705,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1746 = v1745 + v1729;
     out[v1746] = v1744;
   }
-  const unsigned int v1747 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1747 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1749 = v460 + v1747;
-  const unsigned int v1750 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1750 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1752 = v463 + v1750;
-  const bool v1753 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1753 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1754 = v1752 < v1;
   const bool v1755 = v1753 && v1754;
   if (v1755) {
@@ -1727,11 +1727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1769 = v1768 + v1752;
     out[v1769] = v1767;
   }
-  const unsigned int v1770 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1770 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1772 = v460 + v1770;
-  const unsigned int v1773 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1773 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1775 = v463 + v1773;
-  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -1749,11 +1749,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1792 = v1791 + v1775;
     out[v1792] = v1790;
   }
-  const unsigned int v1793 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1793 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1795 = v460 + v1793;
-  const unsigned int v1796 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1796 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1798 = v463 + v1796;
-  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1800 = v1798 < v1;
   const bool v1801 = v1799 && v1800;
   if (v1801) {
@@ -1771,11 +1771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1815 = v1814 + v1798;
     out[v1815] = v1813;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1816 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1818 = v460 + v1816;
-  const unsigned int v1819 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1819 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1821 = v463 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -1793,11 +1793,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1838 = v1837 + v1821;
     out[v1838] = v1836;
   }
-  const unsigned int v1839 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1839 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1841 = v460 + v1839;
-  const unsigned int v1842 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1842 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1844 = v463 + v1842;
-  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1846 = v1844 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
@@ -1815,11 +1815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1861 = v1860 + v1844;
     out[v1861] = v1859;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1862 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1864 = v460 + v1862;
-  const unsigned int v1865 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1865 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1867 = v463 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -1837,11 +1837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1884 = v1883 + v1867;
     out[v1884] = v1882;
   }
-  const unsigned int v1885 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1885 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1887 = v460 + v1885;
-  const unsigned int v1888 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1888 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1890 = v463 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1892 = v1890 < v1;
   const bool v1893 = v1891 && v1892;
   if (v1893) {
@@ -1859,11 +1859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1907 = v1906 + v1890;
     out[v1907] = v1905;
   }
-  const unsigned int v1908 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1908 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1910 = v460 + v1908;
-  const unsigned int v1911 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1911 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1913 = v463 + v1911;
-  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1915 = v1913 < v1;
   const bool v1916 = v1914 && v1915;
   if (v1916) {

@@ -198,27 +198,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const unsigned int v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -303,17 +303,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v193 = v176 * 68u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v195 = v193 + v180;
     iron_copy_async(shm1 + v195, b + v191, v185);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -350,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -372,24 +372,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v357 = v356 + v180;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 2560u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 20u);
-      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v26, shm1, v371, 68u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v375 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v376 = threadIdx.x;
-    const unsigned int v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v378 = v376; v378 < 2048u; v378 += v375) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v380 = v378 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v382 = v378 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -435,20 +435,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
           shm1[v425] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v432, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v20, 68u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v432, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v20, 68u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v439 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v439 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v440 = v8 + v16;
   const unsigned int v441 = v440 + v439;
-  const unsigned int v442 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v442 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v443 = v11 + v20;
   const unsigned int v444 = v443 + v442;
-  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v446 = v444 < v1;
   const bool v447 = v445 && v446;
   if (v447) {
@@ -463,11 +463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v459 = v458 + v444;
     out[v459] = v456;
   }
-  const unsigned int v460 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v460 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v462 = v440 + v460;
-  const unsigned int v463 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v463 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v465 = v443 + v463;
-  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v467 = v465 < v1;
   const bool v468 = v466 && v467;
   if (v468) {
@@ -482,11 +482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v480 = v479 + v465;
     out[v480] = v477;
   }
-  const unsigned int v481 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v481 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v483 = v440 + v481;
-  const unsigned int v484 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v484 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v486 = v443 + v484;
-  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v488 = v486 < v1;
   const bool v489 = v487 && v488;
   if (v489) {
@@ -501,11 +501,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v501 = v500 + v486;
     out[v501] = v498;
   }
-  const unsigned int v502 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v502 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v504 = v440 + v502;
-  const unsigned int v505 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v505 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v507 = v443 + v505;
-  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v509 = v507 < v1;
   const bool v510 = v508 && v509;
   if (v510) {
@@ -520,11 +520,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v522 = v521 + v507;
     out[v522] = v519;
   }
-  const unsigned int v523 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v523 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v525 = v440 + v523;
-  const unsigned int v526 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v526 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v528 = v443 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
@@ -539,11 +539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v543 = v542 + v528;
     out[v543] = v540;
   }
-  const unsigned int v544 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v544 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v546 = v440 + v544;
-  const unsigned int v547 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v547 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v549 = v443 + v547;
-  const bool v550 = v546 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v550 = v546 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v551 = v549 < v1;
   const bool v552 = v550 && v551;
   if (v552) {
@@ -558,11 +558,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v564 = v563 + v549;
     out[v564] = v561;
   }
-  const unsigned int v565 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v565 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v567 = v440 + v565;
-  const unsigned int v568 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v568 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v570 = v443 + v568;
-  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v572 = v570 < v1;
   const bool v573 = v571 && v572;
   if (v573) {
@@ -577,11 +577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v585 = v584 + v570;
     out[v585] = v582;
   }
-  const unsigned int v586 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v586 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v588 = v440 + v586;
-  const unsigned int v589 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v589 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v591 = v443 + v589;
-  const bool v592 = v588 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v592 = v588 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v593 = v591 < v1;
   const bool v594 = v592 && v593;
   if (v594) {
@@ -596,11 +596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v606 = v605 + v591;
     out[v606] = v603;
   }
-  const unsigned int v607 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v607 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v609 = v440 + v607;
-  const unsigned int v610 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v610 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v612 = v443 + v610;
-  const bool v613 = v609 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v613 = v609 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v614 = v612 < v1;
   const bool v615 = v613 && v614;
   if (v615) {
@@ -615,11 +615,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v627 = v626 + v612;
     out[v627] = v624;
   }
-  const unsigned int v628 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v628 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v630 = v440 + v628;
-  const unsigned int v631 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v631 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v633 = v443 + v631;
-  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v635 = v633 < v1;
   const bool v636 = v634 && v635;
   if (v636) {
@@ -634,11 +634,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v648 = v647 + v633;
     out[v648] = v645;
   }
-  const unsigned int v649 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v649 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v651 = v440 + v649;
-  const unsigned int v652 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v652 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v654 = v443 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v656 = v654 < v1;
   const bool v657 = v655 && v656;
   if (v657) {
@@ -653,11 +653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v669 = v668 + v654;
     out[v669] = v666;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v670 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v672 = v440 + v670;
-  const unsigned int v673 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v673 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v675 = v443 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -672,11 +672,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v690 = v689 + v675;
     out[v690] = v687;
   }
-  const unsigned int v691 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v691 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v693 = v440 + v691;
-  const unsigned int v694 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v694 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v696 = v443 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -691,11 +691,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v711 = v710 + v696;
     out[v711] = v708;
   }
-  const unsigned int v712 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v712 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v714 = v440 + v712;
-  const unsigned int v715 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v715 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v717 = v443 + v715;
-  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v719 = v717 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
@@ -710,11 +710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v732 = v731 + v717;
     out[v732] = v729;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v733 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v735 = v440 + v733;
-  const unsigned int v736 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v736 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v738 = v443 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v740 = v738 < v1;
   const bool v741 = v739 && v740;
   if (v741) {
@@ -729,11 +729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v753 = v752 + v738;
     out[v753] = v750;
   }
-  const unsigned int v754 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v754 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v756 = v440 + v754;
-  const unsigned int v757 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v757 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v759 = v443 + v757;
-  const bool v760 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v760 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v761 = v759 < v1;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -748,11 +748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v774 = v773 + v759;
     out[v774] = v771;
   }
-  const unsigned int v775 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v775 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v777 = v440 + v775;
-  const unsigned int v778 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v778 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v780 = v443 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -767,11 +767,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v795 = v794 + v780;
     out[v795] = v792;
   }
-  const unsigned int v796 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v796 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v798 = v440 + v796;
-  const unsigned int v799 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v799 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v801 = v443 + v799;
-  const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v803 = v801 < v1;
   const bool v804 = v802 && v803;
   if (v804) {
@@ -786,11 +786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v816 = v815 + v801;
     out[v816] = v813;
   }
-  const unsigned int v817 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v817 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v819 = v440 + v817;
-  const unsigned int v820 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v820 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v822 = v443 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
@@ -805,11 +805,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v837 = v836 + v822;
     out[v837] = v834;
   }
-  const unsigned int v838 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v838 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v840 = v440 + v838;
-  const unsigned int v841 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v841 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v843 = v443 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -824,11 +824,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v858 = v857 + v843;
     out[v858] = v855;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v859 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v861 = v440 + v859;
-  const unsigned int v862 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v862 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v864 = v443 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -843,11 +843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v879 = v878 + v864;
     out[v879] = v876;
   }
-  const unsigned int v880 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v880 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v882 = v440 + v880;
-  const unsigned int v883 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v883 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v885 = v443 + v883;
-  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v887 = v885 < v1;
   const bool v888 = v886 && v887;
   if (v888) {
@@ -862,11 +862,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v900 = v899 + v885;
     out[v900] = v897;
   }
-  const unsigned int v901 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v901 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v903 = v440 + v901;
-  const unsigned int v904 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v904 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v906 = v443 + v904;
-  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v908 = v906 < v1;
   const bool v909 = v907 && v908;
   if (v909) {
@@ -881,11 +881,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v921 = v920 + v906;
     out[v921] = v918;
   }
-  const unsigned int v922 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v922 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v924 = v440 + v922;
-  const unsigned int v925 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v925 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v927 = v443 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -900,11 +900,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v942 = v941 + v927;
     out[v942] = v939;
   }
-  const unsigned int v943 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v943 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v945 = v440 + v943;
-  const unsigned int v946 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v946 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v948 = v443 + v946;
-  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v950 = v948 < v1;
   const bool v951 = v949 && v950;
   if (v951) {
@@ -919,11 +919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v963 = v962 + v948;
     out[v963] = v960;
   }
-  const unsigned int v964 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v964 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v966 = v440 + v964;
-  const unsigned int v967 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v967 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v969 = v443 + v967;
-  const bool v970 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v970 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v971 = v969 < v1;
   const bool v972 = v970 && v971;
   if (v972) {
@@ -938,11 +938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v984 = v983 + v969;
     out[v984] = v981;
   }
-  const unsigned int v985 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v985 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v987 = v440 + v985;
-  const unsigned int v988 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v988 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v990 = v443 + v988;
-  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v992 = v990 < v1;
   const bool v993 = v991 && v992;
   if (v993) {
@@ -957,11 +957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1005 = v1004 + v990;
     out[v1005] = v1002;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1006 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1008 = v440 + v1006;
-  const unsigned int v1009 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1009 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1011 = v443 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -976,11 +976,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1026 = v1025 + v1011;
     out[v1026] = v1023;
   }
-  const unsigned int v1027 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1027 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1029 = v440 + v1027;
-  const unsigned int v1030 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1030 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1032 = v443 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -995,11 +995,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1047 = v1046 + v1032;
     out[v1047] = v1044;
   }
-  const unsigned int v1048 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1048 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1050 = v440 + v1048;
-  const unsigned int v1051 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1051 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1053 = v443 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -1014,11 +1014,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1068 = v1067 + v1053;
     out[v1068] = v1065;
   }
-  const unsigned int v1069 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1069 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1071 = v440 + v1069;
-  const unsigned int v1072 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1072 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1074 = v443 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1076 = v1074 < v1;
   const bool v1077 = v1075 && v1076;
   if (v1077) {
@@ -1033,11 +1033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1089 = v1088 + v1074;
     out[v1089] = v1086;
   }
-  const unsigned int v1090 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1090 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1092 = v440 + v1090;
-  const unsigned int v1093 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1093 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1095 = v443 + v1093;
-  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1110 = v1109 + v1095;
     out[v1110] = v1107;
   }
-  const unsigned int v1111 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1111 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1113 = v440 + v1111;
-  const unsigned int v1114 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1114 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1116 = v443 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1071,11 +1071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1131 = v1130 + v1116;
     out[v1131] = v1128;
   }
-  const unsigned int v1132 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1132 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1134 = v440 + v1132;
-  const unsigned int v1135 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1135 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1137 = v443 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
@@ -1090,11 +1090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1152 = v1151 + v1137;
     out[v1152] = v1149;
   }
-  const unsigned int v1153 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1153 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1155 = v440 + v1153;
-  const unsigned int v1156 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1156 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1158 = v443 + v1156;
-  const bool v1159 = v1155 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1159 = v1155 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1160 = v1158 < v1;
   const bool v1161 = v1159 && v1160;
   if (v1161) {
@@ -1109,11 +1109,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1173 = v1172 + v1158;
     out[v1173] = v1170;
   }
-  const unsigned int v1174 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1174 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1176 = v440 + v1174;
-  const unsigned int v1177 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1177 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1179 = v443 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1128,11 +1128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1194 = v1193 + v1179;
     out[v1194] = v1191;
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1195 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1197 = v440 + v1195;
-  const unsigned int v1198 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1198 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1200 = v443 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1147,11 +1147,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1215 = v1214 + v1200;
     out[v1215] = v1212;
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1216 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1218 = v440 + v1216;
-  const unsigned int v1219 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1219 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1221 = v443 + v1219;
-  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1223 = v1221 < v1;
   const bool v1224 = v1222 && v1223;
   if (v1224) {
@@ -1166,11 +1166,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1236 = v1235 + v1221;
     out[v1236] = v1233;
   }
-  const unsigned int v1237 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1237 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1239 = v440 + v1237;
-  const unsigned int v1240 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1240 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1242 = v443 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1244 = v1242 < v1;
   const bool v1245 = v1243 && v1244;
   if (v1245) {
@@ -1185,11 +1185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1257 = v1256 + v1242;
     out[v1257] = v1254;
   }
-  const unsigned int v1258 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1258 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1260 = v440 + v1258;
-  const unsigned int v1261 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1261 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1263 = v443 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1204,11 +1204,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1278 = v1277 + v1263;
     out[v1278] = v1275;
   }
-  const unsigned int v1279 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1279 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1281 = v440 + v1279;
-  const unsigned int v1282 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1282 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1284 = v443 + v1282;
-  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1286 = v1284 < v1;
   const bool v1287 = v1285 && v1286;
   if (v1287) {
@@ -1223,11 +1223,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1299 = v1298 + v1284;
     out[v1299] = v1296;
   }
-  const unsigned int v1300 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1300 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1302 = v440 + v1300;
-  const unsigned int v1303 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1303 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1305 = v443 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1307 = v1305 < v1;
   const bool v1308 = v1306 && v1307;
   if (v1308) {
@@ -1242,11 +1242,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1320 = v1319 + v1305;
     out[v1320] = v1317;
   }
-  const unsigned int v1321 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1321 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1323 = v440 + v1321;
-  const unsigned int v1324 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1324 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1326 = v443 + v1324;
-  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1328 = v1326 < v1;
   const bool v1329 = v1327 && v1328;
   if (v1329) {
@@ -1261,11 +1261,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1341 = v1340 + v1326;
     out[v1341] = v1338;
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1342 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1344 = v440 + v1342;
-  const unsigned int v1345 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1345 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1347 = v443 + v1345;
-  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1349 = v1347 < v1;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1280,11 +1280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1362 = v1361 + v1347;
     out[v1362] = v1359;
   }
-  const unsigned int v1363 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1363 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1365 = v440 + v1363;
-  const unsigned int v1366 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1366 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1368 = v443 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1370 = v1368 < v1;
   const bool v1371 = v1369 && v1370;
   if (v1371) {
@@ -1299,11 +1299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1383 = v1382 + v1368;
     out[v1383] = v1380;
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1384 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1386 = v440 + v1384;
-  const unsigned int v1387 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1387 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1389 = v443 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
@@ -1318,11 +1318,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1404 = v1403 + v1389;
     out[v1404] = v1401;
   }
-  const unsigned int v1405 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1405 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1407 = v440 + v1405;
-  const unsigned int v1408 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1408 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1410 = v443 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1412 = v1410 < v1;
   const bool v1413 = v1411 && v1412;
   if (v1413) {
@@ -1337,11 +1337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1425 = v1424 + v1410;
     out[v1425] = v1422;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1426 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1428 = v440 + v1426;
-  const unsigned int v1429 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1429 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1431 = v443 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1356,11 +1356,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1446 = v1445 + v1431;
     out[v1446] = v1443;
   }
-  const unsigned int v1447 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1447 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1449 = v440 + v1447;
-  const unsigned int v1450 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1450 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1452 = v443 + v1450;
-  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1454 = v1452 < v1;
   const bool v1455 = v1453 && v1454;
   if (v1455) {
@@ -1375,11 +1375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1467 = v1466 + v1452;
     out[v1467] = v1464;
   }
-  const unsigned int v1468 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1468 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1470 = v440 + v1468;
-  const unsigned int v1471 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1471 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1473 = v443 + v1471;
-  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1475 = v1473 < v1;
   const bool v1476 = v1474 && v1475;
   if (v1476) {
@@ -1394,11 +1394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1488 = v1487 + v1473;
     out[v1488] = v1485;
   }
-  const unsigned int v1489 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1489 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1491 = v440 + v1489;
-  const unsigned int v1492 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1492 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1494 = v443 + v1492;
-  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1496 = v1494 < v1;
   const bool v1497 = v1495 && v1496;
   if (v1497) {
@@ -1413,11 +1413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1509 = v1508 + v1494;
     out[v1509] = v1506;
   }
-  const unsigned int v1510 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1510 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1512 = v440 + v1510;
-  const unsigned int v1513 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1513 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1515 = v443 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1432,11 +1432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1530 = v1529 + v1515;
     out[v1530] = v1527;
   }
-  const unsigned int v1531 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1531 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1533 = v440 + v1531;
-  const unsigned int v1534 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1534 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1536 = v443 + v1534;
-  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1538 = v1536 < v1;
   const bool v1539 = v1537 && v1538;
   if (v1539) {
@@ -1451,11 +1451,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1551 = v1550 + v1536;
     out[v1551] = v1548;
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1552 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1554 = v440 + v1552;
-  const unsigned int v1555 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1555 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1557 = v443 + v1555;
-  const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1559 = v1557 < v1;
   const bool v1560 = v1558 && v1559;
   if (v1560) {
@@ -1470,11 +1470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1572 = v1571 + v1557;
     out[v1572] = v1569;
   }
-  const unsigned int v1573 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1573 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1575 = v440 + v1573;
-  const unsigned int v1576 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1576 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1578 = v443 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1580 = v1578 < v1;
   const bool v1581 = v1579 && v1580;
   if (v1581) {
@@ -1489,11 +1489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1593 = v1592 + v1578;
     out[v1593] = v1590;
   }
-  const unsigned int v1594 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1594 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1596 = v440 + v1594;
-  const unsigned int v1597 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1597 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1599 = v443 + v1597;
-  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1508,11 +1508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1614 = v1613 + v1599;
     out[v1614] = v1611;
   }
-  const unsigned int v1615 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1615 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1617 = v440 + v1615;
-  const unsigned int v1618 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1618 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1620 = v443 + v1618;
-  const bool v1621 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1621 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1622 = v1620 < v1;
   const bool v1623 = v1621 && v1622;
   if (v1623) {
@@ -1527,11 +1527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1635 = v1634 + v1620;
     out[v1635] = v1632;
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1636 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1638 = v440 + v1636;
-  const unsigned int v1639 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1639 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1641 = v443 + v1639;
-  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -1546,11 +1546,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1656 = v1655 + v1641;
     out[v1656] = v1653;
   }
-  const unsigned int v1657 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1657 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1659 = v440 + v1657;
-  const unsigned int v1660 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1660 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1662 = v443 + v1660;
-  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1664 = v1662 < v1;
   const bool v1665 = v1663 && v1664;
   if (v1665) {
@@ -1565,11 +1565,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1677 = v1676 + v1662;
     out[v1677] = v1674;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1678 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1680 = v440 + v1678;
-  const unsigned int v1681 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1681 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1683 = v443 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1584,11 +1584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1698 = v1697 + v1683;
     out[v1698] = v1695;
   }
-  const unsigned int v1699 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1699 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1701 = v440 + v1699;
-  const unsigned int v1702 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1702 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1704 = v443 + v1702;
-  const bool v1705 = v1701 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1705 = v1701 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1706 = v1704 < v1;
   const bool v1707 = v1705 && v1706;
   if (v1707) {
@@ -1603,11 +1603,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1719 = v1718 + v1704;
     out[v1719] = v1716;
   }
-  const unsigned int v1720 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1720 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1722 = v440 + v1720;
-  const unsigned int v1723 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1723 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1725 = v443 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1727 = v1725 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
@@ -1622,11 +1622,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1740 = v1739 + v1725;
     out[v1740] = v1737;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1741 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1743 = v440 + v1741;
-  const unsigned int v1744 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1744 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1746 = v443 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
@@ -1641,11 +1641,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1761 = v1760 + v1746;
     out[v1761] = v1758;
   }
-  const unsigned int v1762 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1762 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1764 = v440 + v1762;
-  const unsigned int v1765 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1765 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1767 = v443 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {

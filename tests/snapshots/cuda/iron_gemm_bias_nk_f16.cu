@@ -200,25 +200,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, __float2half_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -289,18 +289,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v190 = v187 + v82;
     const unsigned int v191 = v185 ? v190 : 0u;
     iron_copy_async(shm1 + v97, b + v191, v185);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -337,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v328 = v327 + v58;
@@ -353,32 +353,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
         const unsigned int v357 = v356 + v82;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 5120u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 40u);
-      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v372, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v379, 40u);
-      const unsigned int v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v385, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v389 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v390 = threadIdx.x;
-    const unsigned int v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const unsigned int v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -424,23 +424,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
           shm1[v439] = __float2half_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v452, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v24, shm0, v460, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v466, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v452, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v24, shm0, v460, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v466, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v467 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v467 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v468 = v8 + v16;
   const unsigned int v469 = v468 + v467;
-  const unsigned int v470 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v470 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v471 = v11 + v20;
   const unsigned int v472 = v471 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
@@ -453,11 +453,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v482 = v481 + v472;
     out[v482] = v480;
   }
-  const unsigned int v483 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v483 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v485 = v468 + v483;
-  const unsigned int v486 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v486 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v488 = v471 + v486;
-  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v490 = v488 < v1;
   const bool v491 = v489 && v490;
   if (v491) {
@@ -470,11 +470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v498 = v497 + v488;
     out[v498] = v496;
   }
-  const unsigned int v499 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v499 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v501 = v468 + v499;
-  const unsigned int v502 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v502 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v504 = v471 + v502;
-  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v506 = v504 < v1;
   const bool v507 = v505 && v506;
   if (v507) {
@@ -487,11 +487,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v514 = v513 + v504;
     out[v514] = v512;
   }
-  const unsigned int v515 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v515 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v517 = v468 + v515;
-  const unsigned int v518 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v518 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v520 = v471 + v518;
-  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v522 = v520 < v1;
   const bool v523 = v521 && v522;
   if (v523) {
@@ -504,11 +504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v530 = v529 + v520;
     out[v530] = v528;
   }
-  const unsigned int v531 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v531 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v533 = v468 + v531;
-  const unsigned int v534 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v534 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v536 = v471 + v534;
-  const bool v537 = v533 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v537 = v533 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v538 = v536 < v1;
   const bool v539 = v537 && v538;
   if (v539) {
@@ -521,11 +521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v546 = v545 + v536;
     out[v546] = v544;
   }
-  const unsigned int v547 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v547 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v549 = v468 + v547;
-  const unsigned int v550 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v550 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v552 = v471 + v550;
-  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v554 = v552 < v1;
   const bool v555 = v553 && v554;
   if (v555) {
@@ -538,11 +538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v562 = v561 + v552;
     out[v562] = v560;
   }
-  const unsigned int v563 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v563 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v565 = v468 + v563;
-  const unsigned int v566 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v566 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v568 = v471 + v566;
-  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v570 = v568 < v1;
   const bool v571 = v569 && v570;
   if (v571) {
@@ -555,11 +555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v578 = v577 + v568;
     out[v578] = v576;
   }
-  const unsigned int v579 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v579 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v581 = v468 + v579;
-  const unsigned int v582 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v582 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v584 = v471 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
@@ -572,11 +572,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v594 = v593 + v584;
     out[v594] = v592;
   }
-  const unsigned int v595 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v595 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v597 = v468 + v595;
-  const unsigned int v598 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v598 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v600 = v471 + v598;
-  const bool v601 = v597 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v601 = v597 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v602 = v600 < v1;
   const bool v603 = v601 && v602;
   if (v603) {
@@ -589,11 +589,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v610 = v609 + v600;
     out[v610] = v608;
   }
-  const unsigned int v611 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v611 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v613 = v468 + v611;
-  const unsigned int v614 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v614 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v616 = v471 + v614;
-  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v618 = v616 < v1;
   const bool v619 = v617 && v618;
   if (v619) {
@@ -606,11 +606,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v626 = v625 + v616;
     out[v626] = v624;
   }
-  const unsigned int v627 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v627 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v629 = v468 + v627;
-  const unsigned int v630 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v630 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v632 = v471 + v630;
-  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
@@ -623,11 +623,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v642 = v641 + v632;
     out[v642] = v640;
   }
-  const unsigned int v643 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v643 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v645 = v468 + v643;
-  const unsigned int v646 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v646 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v648 = v471 + v646;
-  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v650 = v648 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
@@ -640,11 +640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v658 = v657 + v648;
     out[v658] = v656;
   }
-  const unsigned int v659 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v659 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v661 = v468 + v659;
-  const unsigned int v662 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v662 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v664 = v471 + v662;
-  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v666 = v664 < v1;
   const bool v667 = v665 && v666;
   if (v667) {
@@ -657,11 +657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v674 = v673 + v664;
     out[v674] = v672;
   }
-  const unsigned int v675 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v675 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v677 = v468 + v675;
-  const unsigned int v678 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v678 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v680 = v471 + v678;
-  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -674,11 +674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v690 = v689 + v680;
     out[v690] = v688;
   }
-  const unsigned int v691 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v691 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v693 = v468 + v691;
-  const unsigned int v694 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v694 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v696 = v471 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -691,11 +691,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v706 = v705 + v696;
     out[v706] = v704;
   }
-  const unsigned int v707 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v707 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v709 = v468 + v707;
-  const unsigned int v710 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v710 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v712 = v471 + v710;
-  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v714 = v712 < v1;
   const bool v715 = v713 && v714;
   if (v715) {
@@ -708,11 +708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v722 = v721 + v712;
     out[v722] = v720;
   }
-  const unsigned int v723 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v723 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v725 = v468 + v723;
-  const unsigned int v726 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v726 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v728 = v471 + v726;
-  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
@@ -725,11 +725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v738 = v737 + v728;
     out[v738] = v736;
   }
-  const unsigned int v739 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v739 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v741 = v468 + v739;
-  const unsigned int v742 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v742 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v744 = v471 + v742;
-  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v746 = v744 < v1;
   const bool v747 = v745 && v746;
   if (v747) {
@@ -742,11 +742,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v754 = v753 + v744;
     out[v754] = v752;
   }
-  const unsigned int v755 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v755 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v757 = v468 + v755;
-  const unsigned int v758 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v758 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v760 = v471 + v758;
-  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
@@ -759,11 +759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v770 = v769 + v760;
     out[v770] = v768;
   }
-  const unsigned int v771 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v771 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v773 = v468 + v771;
-  const unsigned int v774 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v774 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v776 = v471 + v774;
-  const bool v777 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v777 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v778 = v776 < v1;
   const bool v779 = v777 && v778;
   if (v779) {
@@ -776,11 +776,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v786 = v785 + v776;
     out[v786] = v784;
   }
-  const unsigned int v787 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v787 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v789 = v468 + v787;
-  const unsigned int v790 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v790 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v792 = v471 + v790;
-  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v794 = v792 < v1;
   const bool v795 = v793 && v794;
   if (v795) {
@@ -793,11 +793,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v802 = v801 + v792;
     out[v802] = v800;
   }
-  const unsigned int v803 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v803 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v805 = v468 + v803;
-  const unsigned int v806 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v806 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v808 = v471 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -810,11 +810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v818 = v817 + v808;
     out[v818] = v816;
   }
-  const unsigned int v819 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v819 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v821 = v468 + v819;
-  const unsigned int v822 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v822 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v824 = v471 + v822;
-  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v826 = v824 < v1;
   const bool v827 = v825 && v826;
   if (v827) {
@@ -827,11 +827,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v834 = v833 + v824;
     out[v834] = v832;
   }
-  const unsigned int v835 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v835 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v837 = v468 + v835;
-  const unsigned int v838 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v838 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v840 = v471 + v838;
-  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v842 = v840 < v1;
   const bool v843 = v841 && v842;
   if (v843) {
@@ -844,11 +844,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v850 = v849 + v840;
     out[v850] = v848;
   }
-  const unsigned int v851 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v851 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v853 = v468 + v851;
-  const unsigned int v854 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v854 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v856 = v471 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -861,11 +861,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v866 = v865 + v856;
     out[v866] = v864;
   }
-  const unsigned int v867 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v867 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v869 = v468 + v867;
-  const unsigned int v870 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v870 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v872 = v471 + v870;
-  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
@@ -878,11 +878,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v882 = v881 + v872;
     out[v882] = v880;
   }
-  const unsigned int v883 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v883 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v885 = v468 + v883;
-  const unsigned int v886 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v886 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v888 = v471 + v886;
-  const bool v889 = v885 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v889 = v885 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v890 = v888 < v1;
   const bool v891 = v889 && v890;
   if (v891) {
@@ -895,11 +895,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v898 = v897 + v888;
     out[v898] = v896;
   }
-  const unsigned int v899 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v899 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v901 = v468 + v899;
-  const unsigned int v902 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v902 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v904 = v471 + v902;
-  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -912,11 +912,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v914 = v913 + v904;
     out[v914] = v912;
   }
-  const unsigned int v915 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v915 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v917 = v468 + v915;
-  const unsigned int v918 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v918 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v920 = v471 + v918;
-  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -929,11 +929,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v930 = v929 + v920;
     out[v930] = v928;
   }
-  const unsigned int v931 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v931 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v933 = v468 + v931;
-  const unsigned int v934 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v934 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v936 = v471 + v934;
-  const bool v937 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v937 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v938 = v936 < v1;
   const bool v939 = v937 && v938;
   if (v939) {
@@ -946,11 +946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v946 = v945 + v936;
     out[v946] = v944;
   }
-  const unsigned int v947 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v947 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v949 = v468 + v947;
-  const unsigned int v950 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v950 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v952 = v471 + v950;
-  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v954 = v952 < v1;
   const bool v955 = v953 && v954;
   if (v955) {
@@ -963,11 +963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v962 = v961 + v952;
     out[v962] = v960;
   }
-  const unsigned int v963 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v963 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v965 = v468 + v963;
-  const unsigned int v966 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v966 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v968 = v471 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -980,11 +980,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v978 = v977 + v968;
     out[v978] = v976;
   }
-  const unsigned int v979 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v979 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v981 = v468 + v979;
-  const unsigned int v982 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v982 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v984 = v471 + v982;
-  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v986 = v984 < v1;
   const bool v987 = v985 && v986;
   if (v987) {
@@ -997,11 +997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v994 = v993 + v984;
     out[v994] = v992;
   }
-  const unsigned int v995 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v995 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v997 = v468 + v995;
-  const unsigned int v998 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v998 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1000 = v471 + v998;
-  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1002 = v1000 < v1;
   const bool v1003 = v1001 && v1002;
   if (v1003) {
@@ -1014,11 +1014,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1010 = v1009 + v1000;
     out[v1010] = v1008;
   }
-  const unsigned int v1011 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1011 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1013 = v468 + v1011;
-  const unsigned int v1014 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1014 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1016 = v471 + v1014;
-  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1018 = v1016 < v1;
   const bool v1019 = v1017 && v1018;
   if (v1019) {
@@ -1031,11 +1031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1026 = v1025 + v1016;
     out[v1026] = v1024;
   }
-  const unsigned int v1027 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1027 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1029 = v468 + v1027;
-  const unsigned int v1030 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1030 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1032 = v471 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -1048,11 +1048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1042 = v1041 + v1032;
     out[v1042] = v1040;
   }
-  const unsigned int v1043 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1043 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1045 = v468 + v1043;
-  const unsigned int v1046 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1046 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1048 = v471 + v1046;
-  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1050 = v1048 < v1;
   const bool v1051 = v1049 && v1050;
   if (v1051) {
@@ -1065,11 +1065,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1058 = v1057 + v1048;
     out[v1058] = v1056;
   }
-  const unsigned int v1059 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1059 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1061 = v468 + v1059;
-  const unsigned int v1062 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1062 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1064 = v471 + v1062;
-  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1066 = v1064 < v1;
   const bool v1067 = v1065 && v1066;
   if (v1067) {
@@ -1082,11 +1082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1074 = v1073 + v1064;
     out[v1074] = v1072;
   }
-  const unsigned int v1075 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1075 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1077 = v468 + v1075;
-  const unsigned int v1078 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1078 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1080 = v471 + v1078;
-  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
@@ -1099,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1090 = v1089 + v1080;
     out[v1090] = v1088;
   }
-  const unsigned int v1091 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1091 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1093 = v468 + v1091;
-  const unsigned int v1094 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1094 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1096 = v471 + v1094;
-  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
@@ -1116,11 +1116,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1106 = v1105 + v1096;
     out[v1106] = v1104;
   }
-  const unsigned int v1107 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1107 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1109 = v468 + v1107;
-  const unsigned int v1110 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1110 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1112 = v471 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -1133,11 +1133,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1122 = v1121 + v1112;
     out[v1122] = v1120;
   }
-  const unsigned int v1123 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1123 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1125 = v468 + v1123;
-  const unsigned int v1126 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1126 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1128 = v471 + v1126;
-  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1150,11 +1150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1138 = v1137 + v1128;
     out[v1138] = v1136;
   }
-  const unsigned int v1139 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1139 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1141 = v468 + v1139;
-  const unsigned int v1142 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1142 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1144 = v471 + v1142;
-  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1167,11 +1167,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1154 = v1153 + v1144;
     out[v1154] = v1152;
   }
-  const unsigned int v1155 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1155 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1157 = v468 + v1155;
-  const unsigned int v1158 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1158 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1160 = v471 + v1158;
-  const bool v1161 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1161 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1162 = v1160 < v1;
   const bool v1163 = v1161 && v1162;
   if (v1163) {
@@ -1184,11 +1184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1170 = v1169 + v1160;
     out[v1170] = v1168;
   }
-  const unsigned int v1171 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1171 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1173 = v468 + v1171;
-  const unsigned int v1174 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1174 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1176 = v471 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -1201,11 +1201,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1186 = v1185 + v1176;
     out[v1186] = v1184;
   }
-  const unsigned int v1187 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1187 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1189 = v468 + v1187;
-  const unsigned int v1190 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1190 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1192 = v471 + v1190;
-  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1218,11 +1218,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1202 = v1201 + v1192;
     out[v1202] = v1200;
   }
-  const unsigned int v1203 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1203 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1205 = v468 + v1203;
-  const unsigned int v1206 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1206 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1208 = v471 + v1206;
-  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
@@ -1235,11 +1235,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1218 = v1217 + v1208;
     out[v1218] = v1216;
   }
-  const unsigned int v1219 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1219 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1221 = v468 + v1219;
-  const unsigned int v1222 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1222 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1224 = v471 + v1222;
-  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1226 = v1224 < v1;
   const bool v1227 = v1225 && v1226;
   if (v1227) {
@@ -1252,11 +1252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1234 = v1233 + v1224;
     out[v1234] = v1232;
   }
-  const unsigned int v1235 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1235 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1237 = v468 + v1235;
-  const unsigned int v1238 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1238 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1240 = v471 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1269,11 +1269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1250 = v1249 + v1240;
     out[v1250] = v1248;
   }
-  const unsigned int v1251 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1251 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1253 = v468 + v1251;
-  const unsigned int v1254 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1254 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1256 = v471 + v1254;
-  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
@@ -1286,11 +1286,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1266 = v1265 + v1256;
     out[v1266] = v1264;
   }
-  const unsigned int v1267 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1267 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1269 = v468 + v1267;
-  const unsigned int v1270 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1270 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1272 = v471 + v1270;
-  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1274 = v1272 < v1;
   const bool v1275 = v1273 && v1274;
   if (v1275) {
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1282 = v1281 + v1272;
     out[v1282] = v1280;
   }
-  const unsigned int v1283 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1283 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1285 = v468 + v1283;
-  const unsigned int v1286 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1286 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1288 = v471 + v1286;
-  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1290 = v1288 < v1;
   const bool v1291 = v1289 && v1290;
   if (v1291) {
@@ -1320,11 +1320,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1298 = v1297 + v1288;
     out[v1298] = v1296;
   }
-  const unsigned int v1299 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1299 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1301 = v468 + v1299;
-  const unsigned int v1302 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1302 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1304 = v471 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1337,11 +1337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1314 = v1313 + v1304;
     out[v1314] = v1312;
   }
-  const unsigned int v1315 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1315 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1317 = v468 + v1315;
-  const unsigned int v1318 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1318 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1320 = v471 + v1318;
-  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1322 = v1320 < v1;
   const bool v1323 = v1321 && v1322;
   if (v1323) {
@@ -1354,11 +1354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1330 = v1329 + v1320;
     out[v1330] = v1328;
   }
-  const unsigned int v1331 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1331 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1333 = v468 + v1331;
-  const unsigned int v1334 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1334 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1336 = v471 + v1334;
-  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1338 = v1336 < v1;
   const bool v1339 = v1337 && v1338;
   if (v1339) {
@@ -1371,11 +1371,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1346 = v1345 + v1336;
     out[v1346] = v1344;
   }
-  const unsigned int v1347 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1347 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1349 = v468 + v1347;
-  const unsigned int v1350 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1350 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1352 = v471 + v1350;
-  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1354 = v1352 < v1;
   const bool v1355 = v1353 && v1354;
   if (v1355) {
@@ -1388,11 +1388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1362 = v1361 + v1352;
     out[v1362] = v1360;
   }
-  const unsigned int v1363 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1363 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1365 = v468 + v1363;
-  const unsigned int v1366 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1366 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1368 = v471 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1370 = v1368 < v1;
   const bool v1371 = v1369 && v1370;
   if (v1371) {
@@ -1405,11 +1405,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1378 = v1377 + v1368;
     out[v1378] = v1376;
   }
-  const unsigned int v1379 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1379 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1381 = v468 + v1379;
-  const unsigned int v1382 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1382 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1384 = v471 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1422,11 +1422,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1394 = v1393 + v1384;
     out[v1394] = v1392;
   }
-  const unsigned int v1395 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1395 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1397 = v468 + v1395;
-  const unsigned int v1398 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1398 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1400 = v471 + v1398;
-  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
@@ -1439,11 +1439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1410 = v1409 + v1400;
     out[v1410] = v1408;
   }
-  const unsigned int v1411 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1411 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1413 = v468 + v1411;
-  const unsigned int v1414 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1414 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1416 = v471 + v1414;
-  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1418 = v1416 < v1;
   const bool v1419 = v1417 && v1418;
   if (v1419) {
@@ -1456,11 +1456,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1426 = v1425 + v1416;
     out[v1426] = v1424;
   }
-  const unsigned int v1427 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1427 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1429 = v468 + v1427;
-  const unsigned int v1430 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1430 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1432 = v471 + v1430;
-  const bool v1433 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1433 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1434 = v1432 < v1;
   const bool v1435 = v1433 && v1434;
   if (v1435) {
@@ -1473,11 +1473,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1442 = v1441 + v1432;
     out[v1442] = v1440;
   }
-  const unsigned int v1443 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1443 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1445 = v468 + v1443;
-  const unsigned int v1446 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1446 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1448 = v471 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -1490,11 +1490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1458 = v1457 + v1448;
     out[v1458] = v1456;
   }
-  const unsigned int v1459 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1459 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1461 = v468 + v1459;
-  const unsigned int v1462 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1462 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1464 = v471 + v1462;
-  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1466 = v1464 < v1;
   const bool v1467 = v1465 && v1466;
   if (v1467) {
@@ -1507,11 +1507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v1474 = v1473 + v1464;
     out[v1474] = v1472;
   }
-  const unsigned int v1475 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1475 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1477 = v468 + v1475;
-  const unsigned int v1478 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1478 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1480 = v471 + v1478;
-  const bool v1481 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1481 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1482 = v1480 < v1;
   const bool v1483 = v1481 && v1482;
   if (v1483) {

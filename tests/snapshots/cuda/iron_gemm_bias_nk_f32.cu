@@ -198,25 +198,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -287,18 +287,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v190 = v187 + v82;
     const unsigned int v191 = v185 ? v190 : 0u;
     iron_copy_async(shm1 + v97, b + v191, v185);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -335,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v328 = v327 + v58;
@@ -351,25 +351,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
         const unsigned int v357 = v356 + v82;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 2560u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 20u);
-      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v372, 20u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v377 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v378 = threadIdx.x;
-    const unsigned int v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v380 = v378; v380 < 2048u; v380 += v377) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v382 = v380 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v384 = v380 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -415,20 +415,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
           shm1[v427] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v434, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v440, 20u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v434, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v440, 20u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v443 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v443 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v444 = v8 + v16;
   const unsigned int v445 = v444 + v443;
-  const unsigned int v446 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v446 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v447 = v11 + v20;
   const unsigned int v448 = v447 + v446;
-  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v450 = v448 < v1;
   const bool v451 = v449 && v450;
   if (v451) {
@@ -439,11 +439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v458 = v457 + v448;
     out[v458] = v455;
   }
-  const unsigned int v459 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v459 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v461 = v444 + v459;
-  const unsigned int v462 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v462 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v464 = v447 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -454,11 +454,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v474 = v473 + v464;
     out[v474] = v471;
   }
-  const unsigned int v475 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v475 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v477 = v444 + v475;
-  const unsigned int v478 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v478 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v480 = v447 + v478;
-  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v482 = v480 < v1;
   const bool v483 = v481 && v482;
   if (v483) {
@@ -469,11 +469,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v490 = v489 + v480;
     out[v490] = v487;
   }
-  const unsigned int v491 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v491 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v493 = v444 + v491;
-  const unsigned int v494 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v494 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v496 = v447 + v494;
-  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v498 = v496 < v1;
   const bool v499 = v497 && v498;
   if (v499) {
@@ -484,11 +484,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v506 = v505 + v496;
     out[v506] = v503;
   }
-  const unsigned int v507 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v507 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v509 = v444 + v507;
-  const unsigned int v510 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v510 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v512 = v447 + v510;
-  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v514 = v512 < v1;
   const bool v515 = v513 && v514;
   if (v515) {
@@ -499,11 +499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v522 = v521 + v512;
     out[v522] = v519;
   }
-  const unsigned int v523 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v523 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v525 = v444 + v523;
-  const unsigned int v526 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v526 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v528 = v447 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
@@ -514,11 +514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v538 = v537 + v528;
     out[v538] = v535;
   }
-  const unsigned int v539 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v539 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v541 = v444 + v539;
-  const unsigned int v542 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v542 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v544 = v447 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v546 = v544 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
@@ -529,11 +529,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v554 = v553 + v544;
     out[v554] = v551;
   }
-  const unsigned int v555 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v555 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v557 = v444 + v555;
-  const unsigned int v558 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v558 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v560 = v447 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
@@ -544,11 +544,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v570 = v569 + v560;
     out[v570] = v567;
   }
-  const unsigned int v571 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v571 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v573 = v444 + v571;
-  const unsigned int v574 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v574 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v576 = v447 + v574;
-  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v578 = v576 < v1;
   const bool v579 = v577 && v578;
   if (v579) {
@@ -559,11 +559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v586 = v585 + v576;
     out[v586] = v583;
   }
-  const unsigned int v587 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v587 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v589 = v444 + v587;
-  const unsigned int v590 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v590 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v592 = v447 + v590;
-  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v594 = v592 < v1;
   const bool v595 = v593 && v594;
   if (v595) {
@@ -574,11 +574,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v602 = v601 + v592;
     out[v602] = v599;
   }
-  const unsigned int v603 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v603 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v605 = v444 + v603;
-  const unsigned int v606 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v606 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v608 = v447 + v606;
-  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v610 = v608 < v1;
   const bool v611 = v609 && v610;
   if (v611) {
@@ -589,11 +589,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v618 = v617 + v608;
     out[v618] = v615;
   }
-  const unsigned int v619 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v619 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v621 = v444 + v619;
-  const unsigned int v622 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v622 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v624 = v447 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -604,11 +604,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v634 = v633 + v624;
     out[v634] = v631;
   }
-  const unsigned int v635 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v635 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v637 = v444 + v635;
-  const unsigned int v638 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v638 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v640 = v447 + v638;
-  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -619,11 +619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v650 = v649 + v640;
     out[v650] = v647;
   }
-  const unsigned int v651 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v651 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v653 = v444 + v651;
-  const unsigned int v654 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v654 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v656 = v447 + v654;
-  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v658 = v656 < v1;
   const bool v659 = v657 && v658;
   if (v659) {
@@ -634,11 +634,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v666 = v665 + v656;
     out[v666] = v663;
   }
-  const unsigned int v667 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v667 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v669 = v444 + v667;
-  const unsigned int v670 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v670 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v672 = v447 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -649,11 +649,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v682 = v681 + v672;
     out[v682] = v679;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v683 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v685 = v444 + v683;
-  const unsigned int v686 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v686 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v688 = v447 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -664,11 +664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v698 = v697 + v688;
     out[v698] = v695;
   }
-  const unsigned int v699 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v699 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v701 = v444 + v699;
-  const unsigned int v702 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v702 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v704 = v447 + v702;
-  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -679,11 +679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v714 = v713 + v704;
     out[v714] = v711;
   }
-  const unsigned int v715 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v715 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v717 = v444 + v715;
-  const unsigned int v718 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v718 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v720 = v447 + v718;
-  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -694,11 +694,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v730 = v729 + v720;
     out[v730] = v727;
   }
-  const unsigned int v731 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v731 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v733 = v444 + v731;
-  const unsigned int v734 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v734 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v736 = v447 + v734;
-  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v738 = v736 < v1;
   const bool v739 = v737 && v738;
   if (v739) {
@@ -709,11 +709,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v746 = v745 + v736;
     out[v746] = v743;
   }
-  const unsigned int v747 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v747 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v749 = v444 + v747;
-  const unsigned int v750 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v750 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v752 = v447 + v750;
-  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
@@ -724,11 +724,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v762 = v761 + v752;
     out[v762] = v759;
   }
-  const unsigned int v763 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v763 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v765 = v444 + v763;
-  const unsigned int v766 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v766 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v768 = v447 + v766;
-  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v1;
   const bool v771 = v769 && v770;
   if (v771) {
@@ -739,11 +739,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v778 = v777 + v768;
     out[v778] = v775;
   }
-  const unsigned int v779 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v779 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v781 = v444 + v779;
-  const unsigned int v782 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v782 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v784 = v447 + v782;
-  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -754,11 +754,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v794 = v793 + v784;
     out[v794] = v791;
   }
-  const unsigned int v795 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v795 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v797 = v444 + v795;
-  const unsigned int v798 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v798 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v800 = v447 + v798;
-  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -769,11 +769,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v810 = v809 + v800;
     out[v810] = v807;
   }
-  const unsigned int v811 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v811 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v813 = v444 + v811;
-  const unsigned int v814 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v814 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v816 = v447 + v814;
-  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v818 = v816 < v1;
   const bool v819 = v817 && v818;
   if (v819) {
@@ -784,11 +784,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v826 = v825 + v816;
     out[v826] = v823;
   }
-  const unsigned int v827 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v827 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v829 = v444 + v827;
-  const unsigned int v830 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v830 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v832 = v447 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -799,11 +799,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v842 = v841 + v832;
     out[v842] = v839;
   }
-  const unsigned int v843 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v843 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v845 = v444 + v843;
-  const unsigned int v846 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v846 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v848 = v447 + v846;
-  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v850 = v848 < v1;
   const bool v851 = v849 && v850;
   if (v851) {
@@ -814,11 +814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v858 = v857 + v848;
     out[v858] = v855;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v859 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v861 = v444 + v859;
-  const unsigned int v862 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v862 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v864 = v447 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -829,11 +829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v874 = v873 + v864;
     out[v874] = v871;
   }
-  const unsigned int v875 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v875 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v877 = v444 + v875;
-  const unsigned int v878 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v878 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v880 = v447 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -844,11 +844,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v890 = v889 + v880;
     out[v890] = v887;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v891 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v893 = v444 + v891;
-  const unsigned int v894 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v894 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v896 = v447 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -859,11 +859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v906 = v905 + v896;
     out[v906] = v903;
   }
-  const unsigned int v907 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v907 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v909 = v444 + v907;
-  const unsigned int v910 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v910 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v912 = v447 + v910;
-  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v914 = v912 < v1;
   const bool v915 = v913 && v914;
   if (v915) {
@@ -874,11 +874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v922 = v921 + v912;
     out[v922] = v919;
   }
-  const unsigned int v923 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v923 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v925 = v444 + v923;
-  const unsigned int v926 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v926 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v928 = v447 + v926;
-  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -889,11 +889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v938 = v937 + v928;
     out[v938] = v935;
   }
-  const unsigned int v939 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v939 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v941 = v444 + v939;
-  const unsigned int v942 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v942 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v944 = v447 + v942;
-  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -904,11 +904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v954 = v953 + v944;
     out[v954] = v951;
   }
-  const unsigned int v955 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v955 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v957 = v444 + v955;
-  const unsigned int v958 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v958 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v960 = v447 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -919,11 +919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v970 = v969 + v960;
     out[v970] = v967;
   }
-  const unsigned int v971 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v971 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v973 = v444 + v971;
-  const unsigned int v974 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v974 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v976 = v447 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -934,11 +934,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v986 = v985 + v976;
     out[v986] = v983;
   }
-  const unsigned int v987 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v987 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v989 = v444 + v987;
-  const unsigned int v990 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v990 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v992 = v447 + v990;
-  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
@@ -949,11 +949,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1002 = v1001 + v992;
     out[v1002] = v999;
   }
-  const unsigned int v1003 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1003 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1005 = v444 + v1003;
-  const unsigned int v1006 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1006 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1008 = v447 + v1006;
-  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1010 = v1008 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1018 = v1017 + v1008;
     out[v1018] = v1015;
   }
-  const unsigned int v1019 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1019 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1021 = v444 + v1019;
-  const unsigned int v1022 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1022 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1024 = v447 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -979,11 +979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1034 = v1033 + v1024;
     out[v1034] = v1031;
   }
-  const unsigned int v1035 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1035 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1037 = v444 + v1035;
-  const unsigned int v1038 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1038 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1040 = v447 + v1038;
-  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -994,11 +994,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1050 = v1049 + v1040;
     out[v1050] = v1047;
   }
-  const unsigned int v1051 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1051 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1053 = v444 + v1051;
-  const unsigned int v1054 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1054 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1056 = v447 + v1054;
-  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1058 = v1056 < v1;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -1009,11 +1009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1066 = v1065 + v1056;
     out[v1066] = v1063;
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1067 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1069 = v444 + v1067;
-  const unsigned int v1070 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1070 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1072 = v447 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1024,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1082 = v1081 + v1072;
     out[v1082] = v1079;
   }
-  const unsigned int v1083 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1083 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1085 = v444 + v1083;
-  const unsigned int v1086 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1086 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1088 = v447 + v1086;
-  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
@@ -1039,11 +1039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1098 = v1097 + v1088;
     out[v1098] = v1095;
   }
-  const unsigned int v1099 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1099 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1101 = v444 + v1099;
-  const unsigned int v1102 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1102 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1104 = v447 + v1102;
-  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
@@ -1054,11 +1054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1114 = v1113 + v1104;
     out[v1114] = v1111;
   }
-  const unsigned int v1115 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1115 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1117 = v444 + v1115;
-  const unsigned int v1118 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1118 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1120 = v447 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1130 = v1129 + v1120;
     out[v1130] = v1127;
   }
-  const unsigned int v1131 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1131 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1133 = v444 + v1131;
-  const unsigned int v1134 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1134 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1136 = v447 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1084,11 +1084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1146 = v1145 + v1136;
     out[v1146] = v1143;
   }
-  const unsigned int v1147 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1147 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1149 = v444 + v1147;
-  const unsigned int v1150 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1150 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1152 = v447 + v1150;
-  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1154 = v1152 < v1;
   const bool v1155 = v1153 && v1154;
   if (v1155) {
@@ -1099,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1162 = v1161 + v1152;
     out[v1162] = v1159;
   }
-  const unsigned int v1163 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1163 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1165 = v444 + v1163;
-  const unsigned int v1166 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1166 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1168 = v447 + v1166;
-  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1114,11 +1114,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1178 = v1177 + v1168;
     out[v1178] = v1175;
   }
-  const unsigned int v1179 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1179 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1181 = v444 + v1179;
-  const unsigned int v1182 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1182 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1184 = v447 + v1182;
-  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1186 = v1184 < v1;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
@@ -1129,11 +1129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1194 = v1193 + v1184;
     out[v1194] = v1191;
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1195 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1197 = v444 + v1195;
-  const unsigned int v1198 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1198 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1200 = v447 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1144,11 +1144,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1210 = v1209 + v1200;
     out[v1210] = v1207;
   }
-  const unsigned int v1211 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1211 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1213 = v444 + v1211;
-  const unsigned int v1214 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1214 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1216 = v447 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1226 = v1225 + v1216;
     out[v1226] = v1223;
   }
-  const unsigned int v1227 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1227 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1229 = v444 + v1227;
-  const unsigned int v1230 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1230 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1232 = v447 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1174,11 +1174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1242 = v1241 + v1232;
     out[v1242] = v1239;
   }
-  const unsigned int v1243 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1243 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1245 = v444 + v1243;
-  const unsigned int v1246 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1246 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1248 = v447 + v1246;
-  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1189,11 +1189,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1258 = v1257 + v1248;
     out[v1258] = v1255;
   }
-  const unsigned int v1259 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1259 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1261 = v444 + v1259;
-  const unsigned int v1262 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1262 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1264 = v447 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1204,11 +1204,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1274 = v1273 + v1264;
     out[v1274] = v1271;
   }
-  const unsigned int v1275 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1275 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1277 = v444 + v1275;
-  const unsigned int v1278 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1278 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1280 = v447 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1219,11 +1219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1290 = v1289 + v1280;
     out[v1290] = v1287;
   }
-  const unsigned int v1291 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1291 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1293 = v444 + v1291;
-  const unsigned int v1294 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1294 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1296 = v447 + v1294;
-  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1234,11 +1234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1306 = v1305 + v1296;
     out[v1306] = v1303;
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1307 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1309 = v444 + v1307;
-  const unsigned int v1310 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1310 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1312 = v447 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1249,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1322 = v1321 + v1312;
     out[v1322] = v1319;
   }
-  const unsigned int v1323 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1323 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1325 = v444 + v1323;
-  const unsigned int v1326 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1326 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1328 = v447 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1264,11 +1264,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1338 = v1337 + v1328;
     out[v1338] = v1335;
   }
-  const unsigned int v1339 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1339 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1341 = v444 + v1339;
-  const unsigned int v1342 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1342 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1344 = v447 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -1279,11 +1279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1354 = v1353 + v1344;
     out[v1354] = v1351;
   }
-  const unsigned int v1355 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1355 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1357 = v444 + v1355;
-  const unsigned int v1358 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1358 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1360 = v447 + v1358;
-  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1294,11 +1294,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1370 = v1369 + v1360;
     out[v1370] = v1367;
   }
-  const unsigned int v1371 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1371 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1373 = v444 + v1371;
-  const unsigned int v1374 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1374 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1376 = v447 + v1374;
-  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1309,11 +1309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1386 = v1385 + v1376;
     out[v1386] = v1383;
   }
-  const unsigned int v1387 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1387 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1389 = v444 + v1387;
-  const unsigned int v1390 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1390 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1392 = v447 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1394 = v1392 < v1;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
@@ -1324,11 +1324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1402 = v1401 + v1392;
     out[v1402] = v1399;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1403 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1405 = v444 + v1403;
-  const unsigned int v1406 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1406 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1408 = v447 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1339,11 +1339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1418 = v1417 + v1408;
     out[v1418] = v1415;
   }
-  const unsigned int v1419 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1419 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1421 = v444 + v1419;
-  const unsigned int v1422 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1422 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1424 = v447 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1354,11 +1354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1434 = v1433 + v1424;
     out[v1434] = v1431;
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1435 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1437 = v444 + v1435;
-  const unsigned int v1438 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1438 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1440 = v447 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
     const unsigned int v1450 = v1449 + v1440;
     out[v1450] = v1447;
   }
-  const unsigned int v1451 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1451 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1453 = v444 + v1451;
-  const unsigned int v1454 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1454 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1456 = v447 + v1454;
-  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {

@@ -216,25 +216,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, __float2half_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -305,18 +305,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v190 = v187 + v82;
     const unsigned int v191 = v185 ? v190 : 0u;
     iron_copy_async(shm1 + v97, b + v191, v185);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -353,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v328 = v327 + v58;
@@ -369,32 +369,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v357 = v356 + v82;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 5120u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 40u);
-      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v372, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v379, 40u);
-      const unsigned int v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v385, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v389 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v390 = threadIdx.x;
-    const unsigned int v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const unsigned int v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -440,23 +440,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
           shm1[v439] = __float2half_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v452, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v24, shm0, v460, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v466, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v452, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v24, shm0, v460, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v466, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v467 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v467 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v468 = v8 + v16;
   const unsigned int v469 = v468 + v467;
-  const unsigned int v470 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v470 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v471 = v11 + v20;
   const unsigned int v472 = v471 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
@@ -477,11 +477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v493 = v492 + v472;
     out[v493] = v491;
   }
-  const unsigned int v494 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v494 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v496 = v468 + v494;
-  const unsigned int v497 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v497 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v499 = v471 + v497;
-  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v501 = v499 < v1;
   const bool v502 = v500 && v501;
   if (v502) {
@@ -502,11 +502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v520 = v519 + v499;
     out[v520] = v518;
   }
-  const unsigned int v521 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v521 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v523 = v468 + v521;
-  const unsigned int v524 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v524 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v526 = v471 + v524;
-  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v528 = v526 < v1;
   const bool v529 = v527 && v528;
   if (v529) {
@@ -527,11 +527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v547 = v546 + v526;
     out[v547] = v545;
   }
-  const unsigned int v548 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v548 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v550 = v468 + v548;
-  const unsigned int v551 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v551 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v553 = v471 + v551;
-  const bool v554 = v550 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v554 = v550 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v555 = v553 < v1;
   const bool v556 = v554 && v555;
   if (v556) {
@@ -552,11 +552,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v574 = v573 + v553;
     out[v574] = v572;
   }
-  const unsigned int v575 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v575 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v577 = v468 + v575;
-  const unsigned int v578 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v578 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v580 = v471 + v578;
-  const bool v581 = v577 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v581 = v577 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v582 = v580 < v1;
   const bool v583 = v581 && v582;
   if (v583) {
@@ -577,11 +577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v601 = v600 + v580;
     out[v601] = v599;
   }
-  const unsigned int v602 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v602 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v604 = v468 + v602;
-  const unsigned int v605 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v605 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v607 = v471 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -602,11 +602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v628 = v627 + v607;
     out[v628] = v626;
   }
-  const unsigned int v629 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v629 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v631 = v468 + v629;
-  const unsigned int v632 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v632 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v634 = v471 + v632;
-  const bool v635 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v635 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v636 = v634 < v1;
   const bool v637 = v635 && v636;
   if (v637) {
@@ -627,11 +627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v655 = v654 + v634;
     out[v655] = v653;
   }
-  const unsigned int v656 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v656 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v658 = v468 + v656;
-  const unsigned int v659 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v659 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v661 = v471 + v659;
-  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v663 = v661 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
@@ -652,11 +652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v682 = v681 + v661;
     out[v682] = v680;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v683 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v685 = v468 + v683;
-  const unsigned int v686 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v686 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v688 = v471 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -677,11 +677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v709 = v708 + v688;
     out[v709] = v707;
   }
-  const unsigned int v710 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v710 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v712 = v468 + v710;
-  const unsigned int v713 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v713 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v715 = v471 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -702,11 +702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v736 = v735 + v715;
     out[v736] = v734;
   }
-  const unsigned int v737 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v737 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v739 = v468 + v737;
-  const unsigned int v740 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v740 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v742 = v471 + v740;
-  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v744 = v742 < v1;
   const bool v745 = v743 && v744;
   if (v745) {
@@ -727,11 +727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v763 = v762 + v742;
     out[v763] = v761;
   }
-  const unsigned int v764 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v764 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v766 = v468 + v764;
-  const unsigned int v767 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v767 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v769 = v471 + v767;
-  const bool v770 = v766 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v770 = v766 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v771 = v769 < v1;
   const bool v772 = v770 && v771;
   if (v772) {
@@ -752,11 +752,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v790 = v789 + v769;
     out[v790] = v788;
   }
-  const unsigned int v791 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v791 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v793 = v468 + v791;
-  const unsigned int v794 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v794 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v796 = v471 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -777,11 +777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v817 = v816 + v796;
     out[v817] = v815;
   }
-  const unsigned int v818 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v818 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v820 = v468 + v818;
-  const unsigned int v821 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v821 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v823 = v471 + v821;
-  const bool v824 = v820 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v824 = v820 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v825 = v823 < v1;
   const bool v826 = v824 && v825;
   if (v826) {
@@ -802,11 +802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v844 = v843 + v823;
     out[v844] = v842;
   }
-  const unsigned int v845 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v845 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v847 = v468 + v845;
-  const unsigned int v848 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v848 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v850 = v471 + v848;
-  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v852 = v850 < v1;
   const bool v853 = v851 && v852;
   if (v853) {
@@ -827,11 +827,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v871 = v870 + v850;
     out[v871] = v869;
   }
-  const unsigned int v872 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v872 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v874 = v468 + v872;
-  const unsigned int v875 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v875 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v877 = v471 + v875;
-  const bool v878 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v878 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v879 = v877 < v1;
   const bool v880 = v878 && v879;
   if (v880) {
@@ -852,11 +852,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v898 = v897 + v877;
     out[v898] = v896;
   }
-  const unsigned int v899 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v899 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v901 = v468 + v899;
-  const unsigned int v902 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v902 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v904 = v471 + v902;
-  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -877,11 +877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v925 = v924 + v904;
     out[v925] = v923;
   }
-  const unsigned int v926 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v926 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v928 = v468 + v926;
-  const unsigned int v929 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v929 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v931 = v471 + v929;
-  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v933 = v931 < v1;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -902,11 +902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v952 = v951 + v931;
     out[v952] = v950;
   }
-  const unsigned int v953 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v953 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v955 = v468 + v953;
-  const unsigned int v956 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v956 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v958 = v471 + v956;
-  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v960 = v958 < v1;
   const bool v961 = v959 && v960;
   if (v961) {
@@ -927,11 +927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v979 = v978 + v958;
     out[v979] = v977;
   }
-  const unsigned int v980 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v980 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v982 = v468 + v980;
-  const unsigned int v983 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v983 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v985 = v471 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v987 = v985 < v1;
   const bool v988 = v986 && v987;
   if (v988) {
@@ -952,11 +952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1006 = v1005 + v985;
     out[v1006] = v1004;
   }
-  const unsigned int v1007 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1007 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1009 = v468 + v1007;
-  const unsigned int v1010 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1010 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1012 = v471 + v1010;
-  const bool v1013 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1013 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1014 = v1012 < v1;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -977,11 +977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1033 = v1032 + v1012;
     out[v1033] = v1031;
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1034 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1036 = v468 + v1034;
-  const unsigned int v1037 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1037 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1039 = v471 + v1037;
-  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1002,11 +1002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1060 = v1059 + v1039;
     out[v1060] = v1058;
   }
-  const unsigned int v1061 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1061 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1063 = v468 + v1061;
-  const unsigned int v1064 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1064 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1066 = v471 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
@@ -1027,11 +1027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1087 = v1086 + v1066;
     out[v1087] = v1085;
   }
-  const unsigned int v1088 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1088 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1090 = v468 + v1088;
-  const unsigned int v1091 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1091 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1093 = v471 + v1091;
-  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1114 = v1113 + v1093;
     out[v1114] = v1112;
   }
-  const unsigned int v1115 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1115 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1117 = v468 + v1115;
-  const unsigned int v1118 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1118 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1120 = v471 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1077,11 +1077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1141 = v1140 + v1120;
     out[v1141] = v1139;
   }
-  const unsigned int v1142 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1142 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1144 = v468 + v1142;
-  const unsigned int v1145 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1145 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1147 = v471 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1149 = v1147 < v1;
   const bool v1150 = v1148 && v1149;
   if (v1150) {
@@ -1102,11 +1102,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1168 = v1167 + v1147;
     out[v1168] = v1166;
   }
-  const unsigned int v1169 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1169 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1171 = v468 + v1169;
-  const unsigned int v1172 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1172 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1174 = v471 + v1172;
-  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1176 = v1174 < v1;
   const bool v1177 = v1175 && v1176;
   if (v1177) {
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1195 = v1194 + v1174;
     out[v1195] = v1193;
   }
-  const unsigned int v1196 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1196 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1198 = v468 + v1196;
-  const unsigned int v1199 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1199 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1201 = v471 + v1199;
-  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1203 = v1201 < v1;
   const bool v1204 = v1202 && v1203;
   if (v1204) {
@@ -1152,11 +1152,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1222 = v1221 + v1201;
     out[v1222] = v1220;
   }
-  const unsigned int v1223 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1223 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1225 = v468 + v1223;
-  const unsigned int v1226 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1226 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1228 = v471 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1177,11 +1177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1249 = v1248 + v1228;
     out[v1249] = v1247;
   }
-  const unsigned int v1250 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1250 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1252 = v468 + v1250;
-  const unsigned int v1253 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1253 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1255 = v471 + v1253;
-  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1257 = v1255 < v1;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1202,11 +1202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1276 = v1275 + v1255;
     out[v1276] = v1274;
   }
-  const unsigned int v1277 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1277 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1279 = v468 + v1277;
-  const unsigned int v1280 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1280 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1282 = v471 + v1280;
-  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1284 = v1282 < v1;
   const bool v1285 = v1283 && v1284;
   if (v1285) {
@@ -1227,11 +1227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1303 = v1302 + v1282;
     out[v1303] = v1301;
   }
-  const unsigned int v1304 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1304 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1306 = v468 + v1304;
-  const unsigned int v1307 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1307 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1309 = v471 + v1307;
-  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1311 = v1309 < v1;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
@@ -1252,11 +1252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1330 = v1329 + v1309;
     out[v1330] = v1328;
   }
-  const unsigned int v1331 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1331 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1333 = v468 + v1331;
-  const unsigned int v1334 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1334 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1336 = v471 + v1334;
-  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1338 = v1336 < v1;
   const bool v1339 = v1337 && v1338;
   if (v1339) {
@@ -1277,11 +1277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1357 = v1356 + v1336;
     out[v1357] = v1355;
   }
-  const unsigned int v1358 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1358 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1360 = v468 + v1358;
-  const unsigned int v1361 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1361 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1363 = v471 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1302,11 +1302,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1384 = v1383 + v1363;
     out[v1384] = v1382;
   }
-  const unsigned int v1385 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1385 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1387 = v468 + v1385;
-  const unsigned int v1388 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1388 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1390 = v471 + v1388;
-  const bool v1391 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1391 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1392 = v1390 < v1;
   const bool v1393 = v1391 && v1392;
   if (v1393) {
@@ -1327,11 +1327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1411 = v1410 + v1390;
     out[v1411] = v1409;
   }
-  const unsigned int v1412 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1412 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1414 = v468 + v1412;
-  const unsigned int v1415 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1415 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1417 = v471 + v1415;
-  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
@@ -1352,11 +1352,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1438 = v1437 + v1417;
     out[v1438] = v1436;
   }
-  const unsigned int v1439 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1439 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1441 = v468 + v1439;
-  const unsigned int v1442 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1442 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1444 = v471 + v1442;
-  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1377,11 +1377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1465 = v1464 + v1444;
     out[v1465] = v1463;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1466 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1468 = v468 + v1466;
-  const unsigned int v1469 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1469 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1471 = v471 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1402,11 +1402,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1492 = v1491 + v1471;
     out[v1492] = v1490;
   }
-  const unsigned int v1493 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1493 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1495 = v468 + v1493;
-  const unsigned int v1496 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1496 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1498 = v471 + v1496;
-  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1500 = v1498 < v1;
   const bool v1501 = v1499 && v1500;
   if (v1501) {
@@ -1427,11 +1427,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1519 = v1518 + v1498;
     out[v1519] = v1517;
   }
-  const unsigned int v1520 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1520 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1522 = v468 + v1520;
-  const unsigned int v1523 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1523 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1525 = v471 + v1523;
-  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1527 = v1525 < v1;
   const bool v1528 = v1526 && v1527;
   if (v1528) {
@@ -1452,11 +1452,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1546 = v1545 + v1525;
     out[v1546] = v1544;
   }
-  const unsigned int v1547 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1547 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1549 = v468 + v1547;
-  const unsigned int v1550 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1550 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1552 = v471 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1554 = v1552 < v1;
   const bool v1555 = v1553 && v1554;
   if (v1555) {
@@ -1477,11 +1477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1573 = v1572 + v1552;
     out[v1573] = v1571;
   }
-  const unsigned int v1574 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1574 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1576 = v468 + v1574;
-  const unsigned int v1577 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1577 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1579 = v471 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1502,11 +1502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1600 = v1599 + v1579;
     out[v1600] = v1598;
   }
-  const unsigned int v1601 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1601 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1603 = v468 + v1601;
-  const unsigned int v1604 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1604 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1606 = v471 + v1604;
-  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1608 = v1606 < v1;
   const bool v1609 = v1607 && v1608;
   if (v1609) {
@@ -1527,11 +1527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1627 = v1626 + v1606;
     out[v1627] = v1625;
   }
-  const unsigned int v1628 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1628 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1630 = v468 + v1628;
-  const unsigned int v1631 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1631 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1633 = v471 + v1631;
-  const bool v1634 = v1630 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1634 = v1630 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1635 = v1633 < v1;
   const bool v1636 = v1634 && v1635;
   if (v1636) {
@@ -1552,11 +1552,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1654 = v1653 + v1633;
     out[v1654] = v1652;
   }
-  const unsigned int v1655 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1655 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1657 = v468 + v1655;
-  const unsigned int v1658 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1658 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1660 = v471 + v1658;
-  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1662 = v1660 < v1;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
@@ -1577,11 +1577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1681 = v1680 + v1660;
     out[v1681] = v1679;
   }
-  const unsigned int v1682 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1682 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1684 = v468 + v1682;
-  const unsigned int v1685 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1685 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1687 = v471 + v1685;
-  const bool v1688 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1688 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1689 = v1687 < v1;
   const bool v1690 = v1688 && v1689;
   if (v1690) {
@@ -1602,11 +1602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1708 = v1707 + v1687;
     out[v1708] = v1706;
   }
-  const unsigned int v1709 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1709 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1711 = v468 + v1709;
-  const unsigned int v1712 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1712 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1714 = v471 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1716 = v1714 < v1;
   const bool v1717 = v1715 && v1716;
   if (v1717) {
@@ -1627,11 +1627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1735 = v1734 + v1714;
     out[v1735] = v1733;
   }
-  const unsigned int v1736 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1736 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1738 = v468 + v1736;
-  const unsigned int v1739 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1739 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1741 = v471 + v1739;
-  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1743 = v1741 < v1;
   const bool v1744 = v1742 && v1743;
   if (v1744) {
@@ -1652,11 +1652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1762 = v1761 + v1741;
     out[v1762] = v1760;
   }
-  const unsigned int v1763 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1763 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1765 = v468 + v1763;
-  const unsigned int v1766 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1766 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1768 = v471 + v1766;
-  const bool v1769 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1769 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1770 = v1768 < v1;
   const bool v1771 = v1769 && v1770;
   if (v1771) {
@@ -1677,11 +1677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1789 = v1788 + v1768;
     out[v1789] = v1787;
   }
-  const unsigned int v1790 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1790 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1792 = v468 + v1790;
-  const unsigned int v1793 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1793 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1795 = v471 + v1793;
-  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1702,11 +1702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1816 = v1815 + v1795;
     out[v1816] = v1814;
   }
-  const unsigned int v1817 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1817 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1819 = v468 + v1817;
-  const unsigned int v1820 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1820 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1822 = v471 + v1820;
-  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1824 = v1822 < v1;
   const bool v1825 = v1823 && v1824;
   if (v1825) {
@@ -1727,11 +1727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1843 = v1842 + v1822;
     out[v1843] = v1841;
   }
-  const unsigned int v1844 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1844 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1846 = v468 + v1844;
-  const unsigned int v1847 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1847 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1849 = v471 + v1847;
-  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -1752,11 +1752,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1870 = v1869 + v1849;
     out[v1870] = v1868;
   }
-  const unsigned int v1871 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1871 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1873 = v468 + v1871;
-  const unsigned int v1874 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1874 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1876 = v471 + v1874;
-  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1878 = v1876 < v1;
   const bool v1879 = v1877 && v1878;
   if (v1879) {
@@ -1777,11 +1777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1897 = v1896 + v1876;
     out[v1897] = v1895;
   }
-  const unsigned int v1898 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1898 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1900 = v468 + v1898;
-  const unsigned int v1901 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1901 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1903 = v471 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1802,11 +1802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1924 = v1923 + v1903;
     out[v1924] = v1922;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1925 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1927 = v468 + v1925;
-  const unsigned int v1928 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1928 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1930 = v471 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -1827,11 +1827,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1951 = v1950 + v1930;
     out[v1951] = v1949;
   }
-  const unsigned int v1952 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1952 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1954 = v468 + v1952;
-  const unsigned int v1955 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1955 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1957 = v471 + v1955;
-  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1959 = v1957 < v1;
   const bool v1960 = v1958 && v1959;
   if (v1960) {
@@ -1852,11 +1852,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v1978 = v1977 + v1957;
     out[v1978] = v1976;
   }
-  const unsigned int v1979 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1979 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1981 = v468 + v1979;
-  const unsigned int v1982 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1982 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1984 = v471 + v1982;
-  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
@@ -1877,11 +1877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v2005 = v2004 + v1984;
     out[v2005] = v2003;
   }
-  const unsigned int v2006 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2006 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2008 = v468 + v2006;
-  const unsigned int v2009 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2009 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2011 = v471 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2013 = v2011 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
@@ -1902,11 +1902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v2032 = v2031 + v2011;
     out[v2032] = v2030;
   }
-  const unsigned int v2033 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2033 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2035 = v468 + v2033;
-  const unsigned int v2036 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2036 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2038 = v471 + v2036;
-  const bool v2039 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2039 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2040 = v2038 < v1;
   const bool v2041 = v2039 && v2040;
   if (v2041) {
@@ -1927,11 +1927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v2059 = v2058 + v2038;
     out[v2059] = v2057;
   }
-  const unsigned int v2060 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2060 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2062 = v468 + v2060;
-  const unsigned int v2063 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2063 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2065 = v471 + v2063;
-  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2067 = v2065 < v1;
   const bool v2068 = v2066 && v2067;
   if (v2068) {
@@ -1952,11 +1952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v2086 = v2085 + v2065;
     out[v2086] = v2084;
   }
-  const unsigned int v2087 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2087 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2089 = v468 + v2087;
-  const unsigned int v2090 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2090 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2092 = v471 + v2090;
-  const bool v2093 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2093 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2094 = v2092 < v1;
   const bool v2095 = v2093 && v2094;
   if (v2095) {
@@ -1977,11 +1977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v2113 = v2112 + v2092;
     out[v2113] = v2111;
   }
-  const unsigned int v2114 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2114 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2116 = v468 + v2114;
-  const unsigned int v2117 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2117 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2119 = v471 + v2117;
-  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2002,11 +2002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v2140 = v2139 + v2119;
     out[v2140] = v2138;
   }
-  const unsigned int v2141 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2141 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2143 = v468 + v2141;
-  const unsigned int v2144 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2144 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2146 = v471 + v2144;
-  const bool v2147 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2147 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2148 = v2146 < v1;
   const bool v2149 = v2147 && v2148;
   if (v2149) {
@@ -2027,11 +2027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const unsigned int v2167 = v2166 + v2146;
     out[v2167] = v2165;
   }
-  const unsigned int v2168 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2168 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2170 = v468 + v2168;
-  const unsigned int v2171 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2171 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2173 = v471 + v2171;
-  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2175 = v2173 < v1;
   const bool v2176 = v2174 && v2175;
   if (v2176) {

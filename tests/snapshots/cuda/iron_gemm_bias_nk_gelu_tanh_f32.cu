@@ -198,25 +198,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -287,18 +287,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v190 = v187 + v82;
     const unsigned int v191 = v185 ? v190 : 0u;
     iron_copy_async(shm1 + v97, b + v191, v185);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -335,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v328 = v327 + v58;
@@ -351,25 +351,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
         const unsigned int v357 = v356 + v82;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 2560u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 20u);
-      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v372, 20u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v377 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v378 = threadIdx.x;
-    const unsigned int v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v380 = v378; v380 < 2048u; v380 += v377) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v382 = v380 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v384 = v380 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -415,20 +415,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
           shm1[v427] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v434, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v440, 20u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v434, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v440, 20u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v443 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v443 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v444 = v8 + v16;
   const unsigned int v445 = v444 + v443;
-  const unsigned int v446 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v446 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v447 = v11 + v20;
   const unsigned int v448 = v447 + v446;
-  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v450 = v448 < v1;
   const bool v451 = v449 && v450;
   if (v451) {
@@ -447,11 +447,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v469 = v468 + v448;
     out[v469] = v466;
   }
-  const unsigned int v470 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v470 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v472 = v444 + v470;
-  const unsigned int v473 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v473 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v475 = v447 + v473;
-  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v477 = v475 < v1;
   const bool v478 = v476 && v477;
   if (v478) {
@@ -470,11 +470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v496 = v495 + v475;
     out[v496] = v493;
   }
-  const unsigned int v497 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v497 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v499 = v444 + v497;
-  const unsigned int v500 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v500 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v502 = v447 + v500;
-  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v504 = v502 < v1;
   const bool v505 = v503 && v504;
   if (v505) {
@@ -493,11 +493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v523 = v522 + v502;
     out[v523] = v520;
   }
-  const unsigned int v524 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v524 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v526 = v444 + v524;
-  const unsigned int v527 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v527 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v529 = v447 + v527;
-  const bool v530 = v526 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v530 = v526 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v531 = v529 < v1;
   const bool v532 = v530 && v531;
   if (v532) {
@@ -516,11 +516,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v550 = v549 + v529;
     out[v550] = v547;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v551 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v553 = v444 + v551;
-  const unsigned int v554 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v554 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v556 = v447 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -539,11 +539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v577 = v576 + v556;
     out[v577] = v574;
   }
-  const unsigned int v578 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v578 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v580 = v444 + v578;
-  const unsigned int v581 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v581 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v583 = v447 + v581;
-  const bool v584 = v580 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v584 = v580 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v585 = v583 < v1;
   const bool v586 = v584 && v585;
   if (v586) {
@@ -562,11 +562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v604 = v603 + v583;
     out[v604] = v601;
   }
-  const unsigned int v605 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v605 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v607 = v444 + v605;
-  const unsigned int v608 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v608 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v610 = v447 + v608;
-  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v612 = v610 < v1;
   const bool v613 = v611 && v612;
   if (v613) {
@@ -585,11 +585,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v631 = v630 + v610;
     out[v631] = v628;
   }
-  const unsigned int v632 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v632 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v634 = v444 + v632;
-  const unsigned int v635 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v635 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v637 = v447 + v635;
-  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v639 = v637 < v1;
   const bool v640 = v638 && v639;
   if (v640) {
@@ -608,11 +608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v658 = v657 + v637;
     out[v658] = v655;
   }
-  const unsigned int v659 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v659 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v661 = v444 + v659;
-  const unsigned int v662 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v662 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v664 = v447 + v662;
-  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v666 = v664 < v1;
   const bool v667 = v665 && v666;
   if (v667) {
@@ -631,11 +631,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v685 = v684 + v664;
     out[v685] = v682;
   }
-  const unsigned int v686 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v686 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v688 = v444 + v686;
-  const unsigned int v689 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v689 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v691 = v447 + v689;
-  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v693 = v691 < v1;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -654,11 +654,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v712 = v711 + v691;
     out[v712] = v709;
   }
-  const unsigned int v713 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v713 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v715 = v444 + v713;
-  const unsigned int v716 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v716 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v718 = v447 + v716;
-  const bool v719 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v719 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v720 = v718 < v1;
   const bool v721 = v719 && v720;
   if (v721) {
@@ -677,11 +677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v739 = v738 + v718;
     out[v739] = v736;
   }
-  const unsigned int v740 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v740 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v742 = v444 + v740;
-  const unsigned int v743 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v743 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v745 = v447 + v743;
-  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -700,11 +700,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v766 = v765 + v745;
     out[v766] = v763;
   }
-  const unsigned int v767 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v767 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v769 = v444 + v767;
-  const unsigned int v770 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v770 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v772 = v447 + v770;
-  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -723,11 +723,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v793 = v792 + v772;
     out[v793] = v790;
   }
-  const unsigned int v794 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v794 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v796 = v444 + v794;
-  const unsigned int v797 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v797 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v799 = v447 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -746,11 +746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v820 = v819 + v799;
     out[v820] = v817;
   }
-  const unsigned int v821 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v821 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v823 = v444 + v821;
-  const unsigned int v824 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v824 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v826 = v447 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v828 = v826 < v1;
   const bool v829 = v827 && v828;
   if (v829) {
@@ -769,11 +769,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v847 = v846 + v826;
     out[v847] = v844;
   }
-  const unsigned int v848 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v848 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v850 = v444 + v848;
-  const unsigned int v851 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v851 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v853 = v447 + v851;
-  const bool v854 = v850 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v854 = v850 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v855 = v853 < v1;
   const bool v856 = v854 && v855;
   if (v856) {
@@ -792,11 +792,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v874 = v873 + v853;
     out[v874] = v871;
   }
-  const unsigned int v875 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v875 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v877 = v444 + v875;
-  const unsigned int v878 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v878 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v880 = v447 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -815,11 +815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v901 = v900 + v880;
     out[v901] = v898;
   }
-  const unsigned int v902 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v902 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v904 = v444 + v902;
-  const unsigned int v905 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v905 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v907 = v447 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v909 = v907 < v1;
   const bool v910 = v908 && v909;
   if (v910) {
@@ -838,11 +838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v928 = v927 + v907;
     out[v928] = v925;
   }
-  const unsigned int v929 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v929 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v931 = v444 + v929;
-  const unsigned int v932 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v932 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v934 = v447 + v932;
-  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -861,11 +861,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v955 = v954 + v934;
     out[v955] = v952;
   }
-  const unsigned int v956 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v956 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v958 = v444 + v956;
-  const unsigned int v959 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v959 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v961 = v447 + v959;
-  const bool v962 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v962 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v963 = v961 < v1;
   const bool v964 = v962 && v963;
   if (v964) {
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v982 = v981 + v961;
     out[v982] = v979;
   }
-  const unsigned int v983 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v983 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v985 = v444 + v983;
-  const unsigned int v986 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v986 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v988 = v447 + v986;
-  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v990 = v988 < v1;
   const bool v991 = v989 && v990;
   if (v991) {
@@ -907,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1009 = v1008 + v988;
     out[v1009] = v1006;
   }
-  const unsigned int v1010 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1010 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1012 = v444 + v1010;
-  const unsigned int v1013 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1013 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1015 = v447 + v1013;
-  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1017 = v1015 < v1;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -930,11 +930,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1036 = v1035 + v1015;
     out[v1036] = v1033;
   }
-  const unsigned int v1037 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1037 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1039 = v444 + v1037;
-  const unsigned int v1040 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1040 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1042 = v447 + v1040;
-  const bool v1043 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1043 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1044 = v1042 < v1;
   const bool v1045 = v1043 && v1044;
   if (v1045) {
@@ -953,11 +953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1063 = v1062 + v1042;
     out[v1063] = v1060;
   }
-  const unsigned int v1064 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1064 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1066 = v444 + v1064;
-  const unsigned int v1067 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1067 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1069 = v447 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -976,11 +976,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1090 = v1089 + v1069;
     out[v1090] = v1087;
   }
-  const unsigned int v1091 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1091 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1093 = v444 + v1091;
-  const unsigned int v1094 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1094 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1096 = v447 + v1094;
-  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
@@ -999,11 +999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1117 = v1116 + v1096;
     out[v1117] = v1114;
   }
-  const unsigned int v1118 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1118 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1120 = v444 + v1118;
-  const unsigned int v1121 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1121 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1123 = v447 + v1121;
-  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1022,11 +1022,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1144 = v1143 + v1123;
     out[v1144] = v1141;
   }
-  const unsigned int v1145 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1145 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1147 = v444 + v1145;
-  const unsigned int v1148 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1148 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1150 = v447 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -1045,11 +1045,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1171 = v1170 + v1150;
     out[v1171] = v1168;
   }
-  const unsigned int v1172 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1172 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1174 = v444 + v1172;
-  const unsigned int v1175 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1175 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1177 = v447 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1068,11 +1068,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1198 = v1197 + v1177;
     out[v1198] = v1195;
   }
-  const unsigned int v1199 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1199 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1201 = v444 + v1199;
-  const unsigned int v1202 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1202 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1204 = v447 + v1202;
-  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1091,11 +1091,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1225 = v1224 + v1204;
     out[v1225] = v1222;
   }
-  const unsigned int v1226 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1226 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1228 = v444 + v1226;
-  const unsigned int v1229 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1229 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1231 = v447 + v1229;
-  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1233 = v1231 < v1;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1114,11 +1114,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1252 = v1251 + v1231;
     out[v1252] = v1249;
   }
-  const unsigned int v1253 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1253 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1255 = v444 + v1253;
-  const unsigned int v1256 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1256 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1258 = v447 + v1256;
-  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1260 = v1258 < v1;
   const bool v1261 = v1259 && v1260;
   if (v1261) {
@@ -1137,11 +1137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1279 = v1278 + v1258;
     out[v1279] = v1276;
   }
-  const unsigned int v1280 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1280 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1282 = v444 + v1280;
-  const unsigned int v1283 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1283 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1285 = v447 + v1283;
-  const bool v1286 = v1282 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1286 = v1282 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1287 = v1285 < v1;
   const bool v1288 = v1286 && v1287;
   if (v1288) {
@@ -1160,11 +1160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1306 = v1305 + v1285;
     out[v1306] = v1303;
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1307 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1309 = v444 + v1307;
-  const unsigned int v1310 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1310 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1312 = v447 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1183,11 +1183,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1333 = v1332 + v1312;
     out[v1333] = v1330;
   }
-  const unsigned int v1334 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1334 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1336 = v444 + v1334;
-  const unsigned int v1337 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1337 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1339 = v447 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1206,11 +1206,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1360 = v1359 + v1339;
     out[v1360] = v1357;
   }
-  const unsigned int v1361 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1361 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1363 = v444 + v1361;
-  const unsigned int v1364 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1364 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1366 = v447 + v1364;
-  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1368 = v1366 < v1;
   const bool v1369 = v1367 && v1368;
   if (v1369) {
@@ -1229,11 +1229,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1387 = v1386 + v1366;
     out[v1387] = v1384;
   }
-  const unsigned int v1388 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1388 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1390 = v444 + v1388;
-  const unsigned int v1391 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1391 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1393 = v447 + v1391;
-  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1395 = v1393 < v1;
   const bool v1396 = v1394 && v1395;
   if (v1396) {
@@ -1252,11 +1252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1414 = v1413 + v1393;
     out[v1414] = v1411;
   }
-  const unsigned int v1415 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1415 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1417 = v444 + v1415;
-  const unsigned int v1418 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1418 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1420 = v447 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1275,11 +1275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1441 = v1440 + v1420;
     out[v1441] = v1438;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1442 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1444 = v444 + v1442;
-  const unsigned int v1445 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1445 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1447 = v447 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1298,11 +1298,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1468 = v1467 + v1447;
     out[v1468] = v1465;
   }
-  const unsigned int v1469 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1469 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1471 = v444 + v1469;
-  const unsigned int v1472 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1472 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1474 = v447 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -1321,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1495 = v1494 + v1474;
     out[v1495] = v1492;
   }
-  const unsigned int v1496 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1496 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1498 = v444 + v1496;
-  const unsigned int v1499 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1499 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1501 = v447 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1344,11 +1344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1522 = v1521 + v1501;
     out[v1522] = v1519;
   }
-  const unsigned int v1523 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1523 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1525 = v444 + v1523;
-  const unsigned int v1526 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1526 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1528 = v447 + v1526;
-  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -1367,11 +1367,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1549 = v1548 + v1528;
     out[v1549] = v1546;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1550 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1552 = v444 + v1550;
-  const unsigned int v1553 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1553 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1555 = v447 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1390,11 +1390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1576 = v1575 + v1555;
     out[v1576] = v1573;
   }
-  const unsigned int v1577 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1577 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1579 = v444 + v1577;
-  const unsigned int v1580 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1580 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1582 = v447 + v1580;
-  const bool v1583 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1583 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1584 = v1582 < v1;
   const bool v1585 = v1583 && v1584;
   if (v1585) {
@@ -1413,11 +1413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1603 = v1602 + v1582;
     out[v1603] = v1600;
   }
-  const unsigned int v1604 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1604 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1606 = v444 + v1604;
-  const unsigned int v1607 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1607 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1609 = v447 + v1607;
-  const bool v1610 = v1606 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1610 = v1606 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1611 = v1609 < v1;
   const bool v1612 = v1610 && v1611;
   if (v1612) {
@@ -1436,11 +1436,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1630 = v1629 + v1609;
     out[v1630] = v1627;
   }
-  const unsigned int v1631 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1631 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1633 = v444 + v1631;
-  const unsigned int v1634 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1634 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1636 = v447 + v1634;
-  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1638 = v1636 < v1;
   const bool v1639 = v1637 && v1638;
   if (v1639) {
@@ -1459,11 +1459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1657 = v1656 + v1636;
     out[v1657] = v1654;
   }
-  const unsigned int v1658 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1658 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1660 = v444 + v1658;
-  const unsigned int v1661 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1661 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1663 = v447 + v1661;
-  const bool v1664 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1664 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1665 = v1663 < v1;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -1482,11 +1482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1684 = v1683 + v1663;
     out[v1684] = v1681;
   }
-  const unsigned int v1685 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1685 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1687 = v444 + v1685;
-  const unsigned int v1688 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1688 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1690 = v447 + v1688;
-  const bool v1691 = v1687 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1691 = v1687 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1692 = v1690 < v1;
   const bool v1693 = v1691 && v1692;
   if (v1693) {
@@ -1505,11 +1505,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1711 = v1710 + v1690;
     out[v1711] = v1708;
   }
-  const unsigned int v1712 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1712 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1714 = v444 + v1712;
-  const unsigned int v1715 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1715 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1717 = v447 + v1715;
-  const bool v1718 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1718 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1719 = v1717 < v1;
   const bool v1720 = v1718 && v1719;
   if (v1720) {
@@ -1528,11 +1528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1738 = v1737 + v1717;
     out[v1738] = v1735;
   }
-  const unsigned int v1739 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1739 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1741 = v444 + v1739;
-  const unsigned int v1742 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1742 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1744 = v447 + v1742;
-  const bool v1745 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1745 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1746 = v1744 < v1;
   const bool v1747 = v1745 && v1746;
   if (v1747) {
@@ -1551,11 +1551,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1765 = v1764 + v1744;
     out[v1765] = v1762;
   }
-  const unsigned int v1766 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1766 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1768 = v444 + v1766;
-  const unsigned int v1769 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1769 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1771 = v447 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1773 = v1771 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
@@ -1574,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1792 = v1791 + v1771;
     out[v1792] = v1789;
   }
-  const unsigned int v1793 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1793 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1795 = v444 + v1793;
-  const unsigned int v1796 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1796 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1798 = v447 + v1796;
-  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1800 = v1798 < v1;
   const bool v1801 = v1799 && v1800;
   if (v1801) {
@@ -1597,11 +1597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1819 = v1818 + v1798;
     out[v1819] = v1816;
   }
-  const unsigned int v1820 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1820 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1822 = v444 + v1820;
-  const unsigned int v1823 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1823 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1825 = v447 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -1620,11 +1620,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1846 = v1845 + v1825;
     out[v1846] = v1843;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1847 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1849 = v444 + v1847;
-  const unsigned int v1850 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1850 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1852 = v447 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -1643,11 +1643,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1873 = v1872 + v1852;
     out[v1873] = v1870;
   }
-  const unsigned int v1874 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1874 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1876 = v444 + v1874;
-  const unsigned int v1877 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1877 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1879 = v447 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -1666,11 +1666,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1900 = v1899 + v1879;
     out[v1900] = v1897;
   }
-  const unsigned int v1901 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1901 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1903 = v444 + v1901;
-  const unsigned int v1904 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1904 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1906 = v447 + v1904;
-  const bool v1907 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1907 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1908 = v1906 < v1;
   const bool v1909 = v1907 && v1908;
   if (v1909) {
@@ -1689,11 +1689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1927 = v1926 + v1906;
     out[v1927] = v1924;
   }
-  const unsigned int v1928 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1928 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1930 = v444 + v1928;
-  const unsigned int v1931 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1931 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1933 = v447 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -1712,11 +1712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1954 = v1953 + v1933;
     out[v1954] = v1951;
   }
-  const unsigned int v1955 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1955 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1957 = v444 + v1955;
-  const unsigned int v1958 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1958 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1960 = v447 + v1958;
-  const bool v1961 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1961 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1962 = v1960 < v1;
   const bool v1963 = v1961 && v1962;
   if (v1963) {
@@ -1735,11 +1735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1981 = v1980 + v1960;
     out[v1981] = v1978;
   }
-  const unsigned int v1982 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1982 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1984 = v444 + v1982;
-  const unsigned int v1985 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1985 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1987 = v447 + v1985;
-  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1989 = v1987 < v1;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
@@ -1758,11 +1758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2008 = v2007 + v1987;
     out[v2008] = v2005;
   }
-  const unsigned int v2009 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2009 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2011 = v444 + v2009;
-  const unsigned int v2012 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2012 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2014 = v447 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2016 = v2014 < v1;
   const bool v2017 = v2015 && v2016;
   if (v2017) {
@@ -1781,11 +1781,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2035 = v2034 + v2014;
     out[v2035] = v2032;
   }
-  const unsigned int v2036 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2036 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2038 = v444 + v2036;
-  const unsigned int v2039 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2039 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2041 = v447 + v2039;
-  const bool v2042 = v2038 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2042 = v2038 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2043 = v2041 < v1;
   const bool v2044 = v2042 && v2043;
   if (v2044) {
@@ -1804,11 +1804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2062 = v2061 + v2041;
     out[v2062] = v2059;
   }
-  const unsigned int v2063 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2063 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2065 = v444 + v2063;
-  const unsigned int v2066 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2066 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2068 = v447 + v2066;
-  const bool v2069 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2069 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2070 = v2068 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
@@ -1827,11 +1827,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2089 = v2088 + v2068;
     out[v2089] = v2086;
   }
-  const unsigned int v2090 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2090 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2092 = v444 + v2090;
-  const unsigned int v2093 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2093 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2095 = v447 + v2093;
-  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2097 = v2095 < v1;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -1850,11 +1850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2116 = v2115 + v2095;
     out[v2116] = v2113;
   }
-  const unsigned int v2117 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2117 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2119 = v444 + v2117;
-  const unsigned int v2120 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2120 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2122 = v447 + v2120;
-  const bool v2123 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2123 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2124 = v2122 < v1;
   const bool v2125 = v2123 && v2124;
   if (v2125) {
@@ -1873,11 +1873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2143 = v2142 + v2122;
     out[v2143] = v2140;
   }
-  const unsigned int v2144 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v2144 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v2146 = v444 + v2144;
-  const unsigned int v2147 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v2147 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v2149 = v447 + v2147;
-  const bool v2150 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2150 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2151 = v2149 < v1;
   const bool v2152 = v2150 && v2151;
   if (v2152) {

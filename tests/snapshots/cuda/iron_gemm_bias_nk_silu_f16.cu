@@ -216,25 +216,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, __float2half_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -305,18 +305,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v190 = v187 + v82;
     const unsigned int v191 = v185 ? v190 : 0u;
     iron_copy_async(shm1 + v97, b + v191, v185);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -353,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v328 = v327 + v58;
@@ -369,32 +369,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v357 = v356 + v82;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 5120u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 40u);
-      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v372, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v379, 40u);
-      const unsigned int v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v385, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v389 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v390 = threadIdx.x;
-    const unsigned int v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const unsigned int v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -440,23 +440,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
           shm1[v439] = __float2half_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v452, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v24, shm0, v460, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v466, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v452, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v24, shm0, v460, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v466, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v467 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v467 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v468 = v8 + v16;
   const unsigned int v469 = v468 + v467;
-  const unsigned int v470 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v470 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v471 = v11 + v20;
   const unsigned int v472 = v471 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
@@ -474,11 +474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v489 = v488 + v472;
     out[v489] = v487;
   }
-  const unsigned int v490 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v490 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v492 = v468 + v490;
-  const unsigned int v493 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v493 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v495 = v471 + v493;
-  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v497 = v495 < v1;
   const bool v498 = v496 && v497;
   if (v498) {
@@ -496,11 +496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v512 = v511 + v495;
     out[v512] = v510;
   }
-  const unsigned int v513 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v513 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v515 = v468 + v513;
-  const unsigned int v516 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v516 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v518 = v471 + v516;
-  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v520 = v518 < v1;
   const bool v521 = v519 && v520;
   if (v521) {
@@ -518,11 +518,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v535 = v534 + v518;
     out[v535] = v533;
   }
-  const unsigned int v536 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v536 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v538 = v468 + v536;
-  const unsigned int v539 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v539 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v541 = v471 + v539;
-  const bool v542 = v538 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v542 = v538 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v543 = v541 < v1;
   const bool v544 = v542 && v543;
   if (v544) {
@@ -540,11 +540,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v558 = v557 + v541;
     out[v558] = v556;
   }
-  const unsigned int v559 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v559 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v561 = v468 + v559;
-  const unsigned int v562 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v562 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v564 = v471 + v562;
-  const bool v565 = v561 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v565 = v561 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v566 = v564 < v1;
   const bool v567 = v565 && v566;
   if (v567) {
@@ -562,11 +562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v581 = v580 + v564;
     out[v581] = v579;
   }
-  const unsigned int v582 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v582 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v584 = v468 + v582;
-  const unsigned int v585 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v585 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v587 = v471 + v585;
-  const bool v588 = v584 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v588 = v584 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v589 = v587 < v1;
   const bool v590 = v588 && v589;
   if (v590) {
@@ -584,11 +584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v604 = v603 + v587;
     out[v604] = v602;
   }
-  const unsigned int v605 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v605 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v607 = v468 + v605;
-  const unsigned int v608 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v608 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v610 = v471 + v608;
-  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v612 = v610 < v1;
   const bool v613 = v611 && v612;
   if (v613) {
@@ -606,11 +606,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v627 = v626 + v610;
     out[v627] = v625;
   }
-  const unsigned int v628 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v628 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v630 = v468 + v628;
-  const unsigned int v631 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v631 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v633 = v471 + v631;
-  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v635 = v633 < v1;
   const bool v636 = v634 && v635;
   if (v636) {
@@ -628,11 +628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v650 = v649 + v633;
     out[v650] = v648;
   }
-  const unsigned int v651 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v651 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v653 = v468 + v651;
-  const unsigned int v654 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v654 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v656 = v471 + v654;
-  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v658 = v656 < v1;
   const bool v659 = v657 && v658;
   if (v659) {
@@ -650,11 +650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v673 = v672 + v656;
     out[v673] = v671;
   }
-  const unsigned int v674 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v674 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v676 = v468 + v674;
-  const unsigned int v677 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v677 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v679 = v471 + v677;
-  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -672,11 +672,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v696 = v695 + v679;
     out[v696] = v694;
   }
-  const unsigned int v697 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v697 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v699 = v468 + v697;
-  const unsigned int v700 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v700 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v702 = v471 + v700;
-  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v704 = v702 < v1;
   const bool v705 = v703 && v704;
   if (v705) {
@@ -694,11 +694,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v719 = v718 + v702;
     out[v719] = v717;
   }
-  const unsigned int v720 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v720 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v722 = v468 + v720;
-  const unsigned int v723 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v723 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v725 = v471 + v723;
-  const bool v726 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v726 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v727 = v725 < v1;
   const bool v728 = v726 && v727;
   if (v728) {
@@ -716,11 +716,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v742 = v741 + v725;
     out[v742] = v740;
   }
-  const unsigned int v743 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v743 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v745 = v468 + v743;
-  const unsigned int v746 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v746 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v748 = v471 + v746;
-  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v750 = v748 < v1;
   const bool v751 = v749 && v750;
   if (v751) {
@@ -738,11 +738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v765 = v764 + v748;
     out[v765] = v763;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v766 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v768 = v468 + v766;
-  const unsigned int v769 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v769 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v771 = v471 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -760,11 +760,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v788 = v787 + v771;
     out[v788] = v786;
   }
-  const unsigned int v789 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v789 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v791 = v468 + v789;
-  const unsigned int v792 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v792 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v794 = v471 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
@@ -782,11 +782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v811 = v810 + v794;
     out[v811] = v809;
   }
-  const unsigned int v812 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v812 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v814 = v468 + v812;
-  const unsigned int v815 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v815 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v817 = v471 + v815;
-  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v819 = v817 < v1;
   const bool v820 = v818 && v819;
   if (v820) {
@@ -804,11 +804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v834 = v833 + v817;
     out[v834] = v832;
   }
-  const unsigned int v835 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v835 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v837 = v468 + v835;
-  const unsigned int v838 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v838 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v840 = v471 + v838;
-  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v842 = v840 < v1;
   const bool v843 = v841 && v842;
   if (v843) {
@@ -826,11 +826,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v857 = v856 + v840;
     out[v857] = v855;
   }
-  const unsigned int v858 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v858 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v860 = v468 + v858;
-  const unsigned int v861 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v861 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v863 = v471 + v861;
-  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v865 = v863 < v1;
   const bool v866 = v864 && v865;
   if (v866) {
@@ -848,11 +848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v880 = v879 + v863;
     out[v880] = v878;
   }
-  const unsigned int v881 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v881 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v883 = v468 + v881;
-  const unsigned int v884 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v884 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v886 = v471 + v884;
-  const bool v887 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v887 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v888 = v886 < v1;
   const bool v889 = v887 && v888;
   if (v889) {
@@ -870,11 +870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v903 = v902 + v886;
     out[v903] = v901;
   }
-  const unsigned int v904 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v904 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v906 = v468 + v904;
-  const unsigned int v907 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v907 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v909 = v471 + v907;
-  const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v911 = v909 < v1;
   const bool v912 = v910 && v911;
   if (v912) {
@@ -892,11 +892,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v926 = v925 + v909;
     out[v926] = v924;
   }
-  const unsigned int v927 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v927 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v929 = v468 + v927;
-  const unsigned int v930 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v930 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v932 = v471 + v930;
-  const bool v933 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v933 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v934 = v932 < v1;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -914,11 +914,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v949 = v948 + v932;
     out[v949] = v947;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v950 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v952 = v468 + v950;
-  const unsigned int v953 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v953 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v955 = v471 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -936,11 +936,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v972 = v971 + v955;
     out[v972] = v970;
   }
-  const unsigned int v973 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v973 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v975 = v468 + v973;
-  const unsigned int v976 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v976 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v978 = v471 + v976;
-  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v980 = v978 < v1;
   const bool v981 = v979 && v980;
   if (v981) {
@@ -958,11 +958,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v995 = v994 + v978;
     out[v995] = v993;
   }
-  const unsigned int v996 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v996 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v998 = v468 + v996;
-  const unsigned int v999 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v999 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1001 = v471 + v999;
-  const bool v1002 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1002 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1003 = v1001 < v1;
   const bool v1004 = v1002 && v1003;
   if (v1004) {
@@ -980,11 +980,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1018 = v1017 + v1001;
     out[v1018] = v1016;
   }
-  const unsigned int v1019 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1019 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1021 = v468 + v1019;
-  const unsigned int v1022 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1022 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1024 = v471 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1002,11 +1002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1041 = v1040 + v1024;
     out[v1041] = v1039;
   }
-  const unsigned int v1042 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1042 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1044 = v468 + v1042;
-  const unsigned int v1045 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1045 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1047 = v471 + v1045;
-  const bool v1048 = v1044 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1048 = v1044 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1049 = v1047 < v1;
   const bool v1050 = v1048 && v1049;
   if (v1050) {
@@ -1024,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1064 = v1063 + v1047;
     out[v1064] = v1062;
   }
-  const unsigned int v1065 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1065 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1067 = v468 + v1065;
-  const unsigned int v1068 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1068 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1070 = v471 + v1068;
-  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -1046,11 +1046,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1087 = v1086 + v1070;
     out[v1087] = v1085;
   }
-  const unsigned int v1088 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1088 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1090 = v468 + v1088;
-  const unsigned int v1091 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1091 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1093 = v471 + v1091;
-  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -1068,11 +1068,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1110 = v1109 + v1093;
     out[v1110] = v1108;
   }
-  const unsigned int v1111 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1111 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1113 = v468 + v1111;
-  const unsigned int v1114 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1114 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1116 = v471 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1090,11 +1090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1133 = v1132 + v1116;
     out[v1133] = v1131;
   }
-  const unsigned int v1134 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1134 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1136 = v468 + v1134;
-  const unsigned int v1137 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1137 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1139 = v471 + v1137;
-  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1141 = v1139 < v1;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1112,11 +1112,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1156 = v1155 + v1139;
     out[v1156] = v1154;
   }
-  const unsigned int v1157 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1157 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1159 = v468 + v1157;
-  const unsigned int v1160 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1160 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1162 = v471 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
@@ -1134,11 +1134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1179 = v1178 + v1162;
     out[v1179] = v1177;
   }
-  const unsigned int v1180 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1180 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1182 = v468 + v1180;
-  const unsigned int v1183 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1183 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1185 = v471 + v1183;
-  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1187 = v1185 < v1;
   const bool v1188 = v1186 && v1187;
   if (v1188) {
@@ -1156,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1202 = v1201 + v1185;
     out[v1202] = v1200;
   }
-  const unsigned int v1203 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1203 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1205 = v468 + v1203;
-  const unsigned int v1206 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1206 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1208 = v471 + v1206;
-  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
@@ -1178,11 +1178,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1225 = v1224 + v1208;
     out[v1225] = v1223;
   }
-  const unsigned int v1226 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1226 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1228 = v468 + v1226;
-  const unsigned int v1229 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1229 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1231 = v471 + v1229;
-  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1233 = v1231 < v1;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1200,11 +1200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1248 = v1247 + v1231;
     out[v1248] = v1246;
   }
-  const unsigned int v1249 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1249 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1251 = v468 + v1249;
-  const unsigned int v1252 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1252 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1254 = v471 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1222,11 +1222,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1271 = v1270 + v1254;
     out[v1271] = v1269;
   }
-  const unsigned int v1272 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1272 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1274 = v468 + v1272;
-  const unsigned int v1275 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1275 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1277 = v471 + v1275;
-  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1279 = v1277 < v1;
   const bool v1280 = v1278 && v1279;
   if (v1280) {
@@ -1244,11 +1244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1294 = v1293 + v1277;
     out[v1294] = v1292;
   }
-  const unsigned int v1295 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1295 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1297 = v468 + v1295;
-  const unsigned int v1298 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1298 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1300 = v471 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1302 = v1300 < v1;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1266,11 +1266,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1317 = v1316 + v1300;
     out[v1317] = v1315;
   }
-  const unsigned int v1318 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1318 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1320 = v468 + v1318;
-  const unsigned int v1321 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1321 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1323 = v471 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1325 = v1323 < v1;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1288,11 +1288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1340 = v1339 + v1323;
     out[v1340] = v1338;
   }
-  const unsigned int v1341 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1341 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1343 = v468 + v1341;
-  const unsigned int v1344 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1344 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1346 = v471 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1348 = v1346 < v1;
   const bool v1349 = v1347 && v1348;
   if (v1349) {
@@ -1310,11 +1310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1363 = v1362 + v1346;
     out[v1363] = v1361;
   }
-  const unsigned int v1364 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1364 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1366 = v468 + v1364;
-  const unsigned int v1367 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1367 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1369 = v471 + v1367;
-  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1371 = v1369 < v1;
   const bool v1372 = v1370 && v1371;
   if (v1372) {
@@ -1332,11 +1332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1386 = v1385 + v1369;
     out[v1386] = v1384;
   }
-  const unsigned int v1387 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1387 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1389 = v468 + v1387;
-  const unsigned int v1390 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1390 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1392 = v471 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1394 = v1392 < v1;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
@@ -1354,11 +1354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1409 = v1408 + v1392;
     out[v1409] = v1407;
   }
-  const unsigned int v1410 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1410 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1412 = v468 + v1410;
-  const unsigned int v1413 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1413 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1415 = v471 + v1413;
-  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1376,11 +1376,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1432 = v1431 + v1415;
     out[v1432] = v1430;
   }
-  const unsigned int v1433 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1433 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1435 = v468 + v1433;
-  const unsigned int v1436 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1436 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1438 = v471 + v1436;
-  const bool v1439 = v1435 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1439 = v1435 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1440 = v1438 < v1;
   const bool v1441 = v1439 && v1440;
   if (v1441) {
@@ -1398,11 +1398,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1455 = v1454 + v1438;
     out[v1455] = v1453;
   }
-  const unsigned int v1456 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1456 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1458 = v468 + v1456;
-  const unsigned int v1459 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1459 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1461 = v471 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1420,11 +1420,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1478 = v1477 + v1461;
     out[v1478] = v1476;
   }
-  const unsigned int v1479 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1479 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1481 = v468 + v1479;
-  const unsigned int v1482 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1482 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1484 = v471 + v1482;
-  const bool v1485 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1485 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1486 = v1484 < v1;
   const bool v1487 = v1485 && v1486;
   if (v1487) {
@@ -1442,11 +1442,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1501 = v1500 + v1484;
     out[v1501] = v1499;
   }
-  const unsigned int v1502 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1502 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1504 = v468 + v1502;
-  const unsigned int v1505 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1505 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1507 = v471 + v1505;
-  const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1509 = v1507 < v1;
   const bool v1510 = v1508 && v1509;
   if (v1510) {
@@ -1464,11 +1464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1524 = v1523 + v1507;
     out[v1524] = v1522;
   }
-  const unsigned int v1525 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1525 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1527 = v468 + v1525;
-  const unsigned int v1528 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1528 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1530 = v471 + v1528;
-  const bool v1531 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1531 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1532 = v1530 < v1;
   const bool v1533 = v1531 && v1532;
   if (v1533) {
@@ -1486,11 +1486,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1547 = v1546 + v1530;
     out[v1547] = v1545;
   }
-  const unsigned int v1548 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1548 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1550 = v468 + v1548;
-  const unsigned int v1551 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1551 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1553 = v471 + v1551;
-  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1555 = v1553 < v1;
   const bool v1556 = v1554 && v1555;
   if (v1556) {
@@ -1508,11 +1508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1570 = v1569 + v1553;
     out[v1570] = v1568;
   }
-  const unsigned int v1571 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1571 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1573 = v468 + v1571;
-  const unsigned int v1574 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1574 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1576 = v471 + v1574;
-  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1578 = v1576 < v1;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
@@ -1530,11 +1530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1593 = v1592 + v1576;
     out[v1593] = v1591;
   }
-  const unsigned int v1594 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1594 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1596 = v468 + v1594;
-  const unsigned int v1597 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1597 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1599 = v471 + v1597;
-  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1552,11 +1552,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1616 = v1615 + v1599;
     out[v1616] = v1614;
   }
-  const unsigned int v1617 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1617 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1619 = v468 + v1617;
-  const unsigned int v1620 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1620 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1622 = v471 + v1620;
-  const bool v1623 = v1619 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1623 = v1619 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1624 = v1622 < v1;
   const bool v1625 = v1623 && v1624;
   if (v1625) {
@@ -1574,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1639 = v1638 + v1622;
     out[v1639] = v1637;
   }
-  const unsigned int v1640 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1640 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1642 = v468 + v1640;
-  const unsigned int v1643 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1643 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1645 = v471 + v1643;
-  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1647 = v1645 < v1;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1596,11 +1596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1662 = v1661 + v1645;
     out[v1662] = v1660;
   }
-  const unsigned int v1663 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1663 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1665 = v468 + v1663;
-  const unsigned int v1666 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1666 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1668 = v471 + v1666;
-  const bool v1669 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1669 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1670 = v1668 < v1;
   const bool v1671 = v1669 && v1670;
   if (v1671) {
@@ -1618,11 +1618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1685 = v1684 + v1668;
     out[v1685] = v1683;
   }
-  const unsigned int v1686 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1686 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1688 = v468 + v1686;
-  const unsigned int v1689 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1689 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1691 = v471 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1693 = v1691 < v1;
   const bool v1694 = v1692 && v1693;
   if (v1694) {
@@ -1640,11 +1640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1708 = v1707 + v1691;
     out[v1708] = v1706;
   }
-  const unsigned int v1709 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1709 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1711 = v468 + v1709;
-  const unsigned int v1712 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1712 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1714 = v471 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1716 = v1714 < v1;
   const bool v1717 = v1715 && v1716;
   if (v1717) {
@@ -1662,11 +1662,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1731 = v1730 + v1714;
     out[v1731] = v1729;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1732 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1734 = v468 + v1732;
-  const unsigned int v1735 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1735 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1737 = v471 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -1684,11 +1684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1754 = v1753 + v1737;
     out[v1754] = v1752;
   }
-  const unsigned int v1755 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1755 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1757 = v468 + v1755;
-  const unsigned int v1758 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1758 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1760 = v471 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1706,11 +1706,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1777 = v1776 + v1760;
     out[v1777] = v1775;
   }
-  const unsigned int v1778 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1778 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1780 = v468 + v1778;
-  const unsigned int v1781 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1781 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1783 = v471 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -1728,11 +1728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1800 = v1799 + v1783;
     out[v1800] = v1798;
   }
-  const unsigned int v1801 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1801 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1803 = v468 + v1801;
-  const unsigned int v1804 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1804 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1806 = v471 + v1804;
-  const bool v1807 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1807 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1808 = v1806 < v1;
   const bool v1809 = v1807 && v1808;
   if (v1809) {
@@ -1750,11 +1750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1823 = v1822 + v1806;
     out[v1823] = v1821;
   }
-  const unsigned int v1824 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1824 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1826 = v468 + v1824;
-  const unsigned int v1827 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1827 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1829 = v471 + v1827;
-  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1831 = v1829 < v1;
   const bool v1832 = v1830 && v1831;
   if (v1832) {
@@ -1772,11 +1772,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1846 = v1845 + v1829;
     out[v1846] = v1844;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1847 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1849 = v468 + v1847;
-  const unsigned int v1850 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1850 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1852 = v471 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -1794,11 +1794,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1869 = v1868 + v1852;
     out[v1869] = v1867;
   }
-  const unsigned int v1870 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1870 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1872 = v468 + v1870;
-  const unsigned int v1873 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1873 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1875 = v471 + v1873;
-  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1877 = v1875 < v1;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
@@ -1816,11 +1816,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1892 = v1891 + v1875;
     out[v1892] = v1890;
   }
-  const unsigned int v1893 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1893 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1895 = v468 + v1893;
-  const unsigned int v1896 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1896 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1898 = v471 + v1896;
-  const bool v1899 = v1895 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1899 = v1895 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1900 = v1898 < v1;
   const bool v1901 = v1899 && v1900;
   if (v1901) {
@@ -1838,11 +1838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
     const unsigned int v1915 = v1914 + v1898;
     out[v1915] = v1913;
   }
-  const unsigned int v1916 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1916 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1918 = v468 + v1916;
-  const unsigned int v1919 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1919 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1921 = v471 + v1919;
-  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1923 = v1921 < v1;
   const bool v1924 = v1922 && v1923;
   if (v1924) {

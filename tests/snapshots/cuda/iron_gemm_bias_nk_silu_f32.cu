@@ -198,25 +198,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -287,18 +287,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v190 = v187 + v82;
     const unsigned int v191 = v185 ? v190 : 0u;
     iron_copy_async(shm1 + v97, b + v191, v185);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -335,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v328 = v327 + v58;
@@ -351,25 +351,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
         const unsigned int v357 = v356 + v82;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 2560u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 20u);
-      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v372, 20u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v377 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v378 = threadIdx.x;
-    const unsigned int v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v380 = v378; v380 < 2048u; v380 += v377) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v382 = v380 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v384 = v380 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -415,20 +415,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
           shm1[v427] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v434, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v440, 20u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v434, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v440, 20u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v443 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v443 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v444 = v8 + v16;
   const unsigned int v445 = v444 + v443;
-  const unsigned int v446 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v446 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v447 = v11 + v20;
   const unsigned int v448 = v447 + v446;
-  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v450 = v448 < v1;
   const bool v451 = v449 && v450;
   if (v451) {
@@ -443,11 +443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v463 = v462 + v448;
     out[v463] = v460;
   }
-  const unsigned int v464 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v464 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v466 = v444 + v464;
-  const unsigned int v467 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v467 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v469 = v447 + v467;
-  const bool v470 = v466 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v470 = v466 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v471 = v469 < v1;
   const bool v472 = v470 && v471;
   if (v472) {
@@ -462,11 +462,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v484 = v483 + v469;
     out[v484] = v481;
   }
-  const unsigned int v485 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v485 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v487 = v444 + v485;
-  const unsigned int v488 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v488 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v490 = v447 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v492 = v490 < v1;
   const bool v493 = v491 && v492;
   if (v493) {
@@ -481,11 +481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v505 = v504 + v490;
     out[v505] = v502;
   }
-  const unsigned int v506 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v506 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v508 = v444 + v506;
-  const unsigned int v509 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v509 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v511 = v447 + v509;
-  const bool v512 = v508 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v512 = v508 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v513 = v511 < v1;
   const bool v514 = v512 && v513;
   if (v514) {
@@ -500,11 +500,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v526 = v525 + v511;
     out[v526] = v523;
   }
-  const unsigned int v527 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v527 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v529 = v444 + v527;
-  const unsigned int v530 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v530 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v532 = v447 + v530;
-  const bool v533 = v529 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v533 = v529 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v534 = v532 < v1;
   const bool v535 = v533 && v534;
   if (v535) {
@@ -519,11 +519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v547 = v546 + v532;
     out[v547] = v544;
   }
-  const unsigned int v548 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v548 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v550 = v444 + v548;
-  const unsigned int v551 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v551 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v553 = v447 + v551;
-  const bool v554 = v550 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v554 = v550 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v555 = v553 < v1;
   const bool v556 = v554 && v555;
   if (v556) {
@@ -538,11 +538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v568 = v567 + v553;
     out[v568] = v565;
   }
-  const unsigned int v569 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v569 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v571 = v444 + v569;
-  const unsigned int v572 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v572 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v574 = v447 + v572;
-  const bool v575 = v571 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v575 = v571 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v576 = v574 < v1;
   const bool v577 = v575 && v576;
   if (v577) {
@@ -557,11 +557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v589 = v588 + v574;
     out[v589] = v586;
   }
-  const unsigned int v590 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v590 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v592 = v444 + v590;
-  const unsigned int v593 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v593 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v595 = v447 + v593;
-  const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v597 = v595 < v1;
   const bool v598 = v596 && v597;
   if (v598) {
@@ -576,11 +576,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v610 = v609 + v595;
     out[v610] = v607;
   }
-  const unsigned int v611 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v611 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v613 = v444 + v611;
-  const unsigned int v614 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v614 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v616 = v447 + v614;
-  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v618 = v616 < v1;
   const bool v619 = v617 && v618;
   if (v619) {
@@ -595,11 +595,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v631 = v630 + v616;
     out[v631] = v628;
   }
-  const unsigned int v632 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v632 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v634 = v444 + v632;
-  const unsigned int v635 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v635 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v637 = v447 + v635;
-  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v639 = v637 < v1;
   const bool v640 = v638 && v639;
   if (v640) {
@@ -614,11 +614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v652 = v651 + v637;
     out[v652] = v649;
   }
-  const unsigned int v653 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v653 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v655 = v444 + v653;
-  const unsigned int v656 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v656 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v658 = v447 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v660 = v658 < v1;
   const bool v661 = v659 && v660;
   if (v661) {
@@ -633,11 +633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v673 = v672 + v658;
     out[v673] = v670;
   }
-  const unsigned int v674 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v674 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v676 = v444 + v674;
-  const unsigned int v677 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v677 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v679 = v447 + v677;
-  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -652,11 +652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v694 = v693 + v679;
     out[v694] = v691;
   }
-  const unsigned int v695 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v695 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v697 = v444 + v695;
-  const unsigned int v698 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v698 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v700 = v447 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -671,11 +671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v715 = v714 + v700;
     out[v715] = v712;
   }
-  const unsigned int v716 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v716 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v718 = v444 + v716;
-  const unsigned int v719 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v719 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v721 = v447 + v719;
-  const bool v722 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v722 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v723 = v721 < v1;
   const bool v724 = v722 && v723;
   if (v724) {
@@ -690,11 +690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v736 = v735 + v721;
     out[v736] = v733;
   }
-  const unsigned int v737 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v737 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v739 = v444 + v737;
-  const unsigned int v740 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v740 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v742 = v447 + v740;
-  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v744 = v742 < v1;
   const bool v745 = v743 && v744;
   if (v745) {
@@ -709,11 +709,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v757 = v756 + v742;
     out[v757] = v754;
   }
-  const unsigned int v758 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v758 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v760 = v444 + v758;
-  const unsigned int v761 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v761 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v763 = v447 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v765 = v763 < v1;
   const bool v766 = v764 && v765;
   if (v766) {
@@ -728,11 +728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v778 = v777 + v763;
     out[v778] = v775;
   }
-  const unsigned int v779 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v779 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v781 = v444 + v779;
-  const unsigned int v782 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v782 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v784 = v447 + v782;
-  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -747,11 +747,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v799 = v798 + v784;
     out[v799] = v796;
   }
-  const unsigned int v800 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v800 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v802 = v444 + v800;
-  const unsigned int v803 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v803 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v805 = v447 + v803;
-  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v807 = v805 < v1;
   const bool v808 = v806 && v807;
   if (v808) {
@@ -766,11 +766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v820 = v819 + v805;
     out[v820] = v817;
   }
-  const unsigned int v821 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v821 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v823 = v444 + v821;
-  const unsigned int v824 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v824 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v826 = v447 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v828 = v826 < v1;
   const bool v829 = v827 && v828;
   if (v829) {
@@ -785,11 +785,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v841 = v840 + v826;
     out[v841] = v838;
   }
-  const unsigned int v842 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v842 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v844 = v444 + v842;
-  const unsigned int v845 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v845 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v847 = v447 + v845;
-  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v849 = v847 < v1;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -804,11 +804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v862 = v861 + v847;
     out[v862] = v859;
   }
-  const unsigned int v863 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v863 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v865 = v444 + v863;
-  const unsigned int v866 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v866 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v868 = v447 + v866;
-  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v870 = v868 < v1;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -823,11 +823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v883 = v882 + v868;
     out[v883] = v880;
   }
-  const unsigned int v884 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v884 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v886 = v444 + v884;
-  const unsigned int v887 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v887 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v889 = v447 + v887;
-  const bool v890 = v886 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v890 = v886 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v891 = v889 < v1;
   const bool v892 = v890 && v891;
   if (v892) {
@@ -842,11 +842,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v904 = v903 + v889;
     out[v904] = v901;
   }
-  const unsigned int v905 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v905 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v907 = v444 + v905;
-  const unsigned int v908 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v908 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v910 = v447 + v908;
-  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v912 = v910 < v1;
   const bool v913 = v911 && v912;
   if (v913) {
@@ -861,11 +861,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v925 = v924 + v910;
     out[v925] = v922;
   }
-  const unsigned int v926 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v926 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v928 = v444 + v926;
-  const unsigned int v929 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v929 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v931 = v447 + v929;
-  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v933 = v931 < v1;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -880,11 +880,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v946 = v945 + v931;
     out[v946] = v943;
   }
-  const unsigned int v947 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v947 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v949 = v444 + v947;
-  const unsigned int v950 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v950 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v952 = v447 + v950;
-  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v954 = v952 < v1;
   const bool v955 = v953 && v954;
   if (v955) {
@@ -899,11 +899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v967 = v966 + v952;
     out[v967] = v964;
   }
-  const unsigned int v968 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v968 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v970 = v444 + v968;
-  const unsigned int v971 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v971 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v973 = v447 + v971;
-  const bool v974 = v970 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v974 = v970 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v975 = v973 < v1;
   const bool v976 = v974 && v975;
   if (v976) {
@@ -918,11 +918,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v988 = v987 + v973;
     out[v988] = v985;
   }
-  const unsigned int v989 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v989 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v991 = v444 + v989;
-  const unsigned int v992 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v992 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v994 = v447 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -937,11 +937,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1009 = v1008 + v994;
     out[v1009] = v1006;
   }
-  const unsigned int v1010 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1010 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1012 = v444 + v1010;
-  const unsigned int v1013 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1013 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1015 = v447 + v1013;
-  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1017 = v1015 < v1;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -956,11 +956,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1030 = v1029 + v1015;
     out[v1030] = v1027;
   }
-  const unsigned int v1031 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1031 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1033 = v444 + v1031;
-  const unsigned int v1034 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1034 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1036 = v447 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -975,11 +975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1051 = v1050 + v1036;
     out[v1051] = v1048;
   }
-  const unsigned int v1052 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1052 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1054 = v444 + v1052;
-  const unsigned int v1055 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1055 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1057 = v447 + v1055;
-  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1059 = v1057 < v1;
   const bool v1060 = v1058 && v1059;
   if (v1060) {
@@ -994,11 +994,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1072 = v1071 + v1057;
     out[v1072] = v1069;
   }
-  const unsigned int v1073 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1073 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1075 = v444 + v1073;
-  const unsigned int v1076 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1076 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1078 = v447 + v1076;
-  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1080 = v1078 < v1;
   const bool v1081 = v1079 && v1080;
   if (v1081) {
@@ -1013,11 +1013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1093 = v1092 + v1078;
     out[v1093] = v1090;
   }
-  const unsigned int v1094 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1094 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1096 = v444 + v1094;
-  const unsigned int v1097 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1097 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1099 = v447 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1101 = v1099 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -1032,11 +1032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1114 = v1113 + v1099;
     out[v1114] = v1111;
   }
-  const unsigned int v1115 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1115 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1117 = v444 + v1115;
-  const unsigned int v1118 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1118 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1120 = v447 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1051,11 +1051,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1135 = v1134 + v1120;
     out[v1135] = v1132;
   }
-  const unsigned int v1136 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1136 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1138 = v444 + v1136;
-  const unsigned int v1139 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1139 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1141 = v447 + v1139;
-  const bool v1142 = v1138 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1142 = v1138 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1143 = v1141 < v1;
   const bool v1144 = v1142 && v1143;
   if (v1144) {
@@ -1070,11 +1070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1156 = v1155 + v1141;
     out[v1156] = v1153;
   }
-  const unsigned int v1157 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1157 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1159 = v444 + v1157;
-  const unsigned int v1160 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1160 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1162 = v447 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
@@ -1089,11 +1089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1177 = v1176 + v1162;
     out[v1177] = v1174;
   }
-  const unsigned int v1178 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1178 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1180 = v444 + v1178;
-  const unsigned int v1181 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1181 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1183 = v447 + v1181;
-  const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1185 = v1183 < v1;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1108,11 +1108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1198 = v1197 + v1183;
     out[v1198] = v1195;
   }
-  const unsigned int v1199 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1199 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1201 = v444 + v1199;
-  const unsigned int v1202 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1202 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1204 = v447 + v1202;
-  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1219 = v1218 + v1204;
     out[v1219] = v1216;
   }
-  const unsigned int v1220 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1220 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1222 = v444 + v1220;
-  const unsigned int v1223 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1223 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1225 = v447 + v1223;
-  const bool v1226 = v1222 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1226 = v1222 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1227 = v1225 < v1;
   const bool v1228 = v1226 && v1227;
   if (v1228) {
@@ -1146,11 +1146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1240 = v1239 + v1225;
     out[v1240] = v1237;
   }
-  const unsigned int v1241 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1241 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1243 = v444 + v1241;
-  const unsigned int v1244 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1244 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1246 = v447 + v1244;
-  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1248 = v1246 < v1;
   const bool v1249 = v1247 && v1248;
   if (v1249) {
@@ -1165,11 +1165,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1261 = v1260 + v1246;
     out[v1261] = v1258;
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1262 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1264 = v444 + v1262;
-  const unsigned int v1265 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1265 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1267 = v447 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1184,11 +1184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1282 = v1281 + v1267;
     out[v1282] = v1279;
   }
-  const unsigned int v1283 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1283 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1285 = v444 + v1283;
-  const unsigned int v1286 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1286 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1288 = v447 + v1286;
-  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1290 = v1288 < v1;
   const bool v1291 = v1289 && v1290;
   if (v1291) {
@@ -1203,11 +1203,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1303 = v1302 + v1288;
     out[v1303] = v1300;
   }
-  const unsigned int v1304 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1304 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1306 = v444 + v1304;
-  const unsigned int v1307 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1307 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1309 = v447 + v1307;
-  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1311 = v1309 < v1;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
@@ -1222,11 +1222,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1324 = v1323 + v1309;
     out[v1324] = v1321;
   }
-  const unsigned int v1325 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1325 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1327 = v444 + v1325;
-  const unsigned int v1328 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1328 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1330 = v447 + v1328;
-  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1332 = v1330 < v1;
   const bool v1333 = v1331 && v1332;
   if (v1333) {
@@ -1241,11 +1241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1345 = v1344 + v1330;
     out[v1345] = v1342;
   }
-  const unsigned int v1346 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1346 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1348 = v444 + v1346;
-  const unsigned int v1349 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1349 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1351 = v447 + v1349;
-  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1353 = v1351 < v1;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
@@ -1260,11 +1260,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1366 = v1365 + v1351;
     out[v1366] = v1363;
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1367 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1369 = v444 + v1367;
-  const unsigned int v1370 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1370 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1372 = v447 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1279,11 +1279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1387 = v1386 + v1372;
     out[v1387] = v1384;
   }
-  const unsigned int v1388 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1388 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1390 = v444 + v1388;
-  const unsigned int v1391 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1391 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1393 = v447 + v1391;
-  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1395 = v1393 < v1;
   const bool v1396 = v1394 && v1395;
   if (v1396) {
@@ -1298,11 +1298,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1408 = v1407 + v1393;
     out[v1408] = v1405;
   }
-  const unsigned int v1409 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1409 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1411 = v444 + v1409;
-  const unsigned int v1412 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1412 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1414 = v447 + v1412;
-  const bool v1415 = v1411 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1415 = v1411 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1416 = v1414 < v1;
   const bool v1417 = v1415 && v1416;
   if (v1417) {
@@ -1317,11 +1317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1429 = v1428 + v1414;
     out[v1429] = v1426;
   }
-  const unsigned int v1430 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1430 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1432 = v444 + v1430;
-  const unsigned int v1433 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1433 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1435 = v447 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1336,11 +1336,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1450 = v1449 + v1435;
     out[v1450] = v1447;
   }
-  const unsigned int v1451 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1451 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1453 = v444 + v1451;
-  const unsigned int v1454 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1454 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1456 = v447 + v1454;
-  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
@@ -1355,11 +1355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1471 = v1470 + v1456;
     out[v1471] = v1468;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1472 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1474 = v444 + v1472;
-  const unsigned int v1475 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1475 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1477 = v447 + v1475;
-  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1479 = v1477 < v1;
   const bool v1480 = v1478 && v1479;
   if (v1480) {
@@ -1374,11 +1374,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1492 = v1491 + v1477;
     out[v1492] = v1489;
   }
-  const unsigned int v1493 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1493 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1495 = v444 + v1493;
-  const unsigned int v1496 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1496 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1498 = v447 + v1496;
-  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1500 = v1498 < v1;
   const bool v1501 = v1499 && v1500;
   if (v1501) {
@@ -1393,11 +1393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1513 = v1512 + v1498;
     out[v1513] = v1510;
   }
-  const unsigned int v1514 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1514 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1516 = v444 + v1514;
-  const unsigned int v1517 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1517 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1519 = v447 + v1517;
-  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1412,11 +1412,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1534 = v1533 + v1519;
     out[v1534] = v1531;
   }
-  const unsigned int v1535 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1535 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1537 = v444 + v1535;
-  const unsigned int v1538 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1538 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1540 = v447 + v1538;
-  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1542 = v1540 < v1;
   const bool v1543 = v1541 && v1542;
   if (v1543) {
@@ -1431,11 +1431,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1555 = v1554 + v1540;
     out[v1555] = v1552;
   }
-  const unsigned int v1556 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1556 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1558 = v444 + v1556;
-  const unsigned int v1559 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1559 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1561 = v447 + v1559;
-  const bool v1562 = v1558 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1562 = v1558 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1563 = v1561 < v1;
   const bool v1564 = v1562 && v1563;
   if (v1564) {
@@ -1450,11 +1450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1576 = v1575 + v1561;
     out[v1576] = v1573;
   }
-  const unsigned int v1577 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1577 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1579 = v444 + v1577;
-  const unsigned int v1580 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1580 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1582 = v447 + v1580;
-  const bool v1583 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1583 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1584 = v1582 < v1;
   const bool v1585 = v1583 && v1584;
   if (v1585) {
@@ -1469,11 +1469,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1597 = v1596 + v1582;
     out[v1597] = v1594;
   }
-  const unsigned int v1598 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1598 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1600 = v444 + v1598;
-  const unsigned int v1601 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1601 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1603 = v447 + v1601;
-  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1605 = v1603 < v1;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1488,11 +1488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1618 = v1617 + v1603;
     out[v1618] = v1615;
   }
-  const unsigned int v1619 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1619 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1621 = v444 + v1619;
-  const unsigned int v1622 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1622 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1624 = v447 + v1622;
-  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1626 = v1624 < v1;
   const bool v1627 = v1625 && v1626;
   if (v1627) {
@@ -1507,11 +1507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1639 = v1638 + v1624;
     out[v1639] = v1636;
   }
-  const unsigned int v1640 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1640 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1642 = v444 + v1640;
-  const unsigned int v1643 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1643 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1645 = v447 + v1643;
-  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1647 = v1645 < v1;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1526,11 +1526,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1660 = v1659 + v1645;
     out[v1660] = v1657;
   }
-  const unsigned int v1661 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1661 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1663 = v444 + v1661;
-  const unsigned int v1664 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1664 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1666 = v447 + v1664;
-  const bool v1667 = v1663 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1667 = v1663 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1668 = v1666 < v1;
   const bool v1669 = v1667 && v1668;
   if (v1669) {
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1681 = v1680 + v1666;
     out[v1681] = v1678;
   }
-  const unsigned int v1682 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1682 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1684 = v444 + v1682;
-  const unsigned int v1685 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1685 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1687 = v447 + v1685;
-  const bool v1688 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1688 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1689 = v1687 < v1;
   const bool v1690 = v1688 && v1689;
   if (v1690) {
@@ -1564,11 +1564,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1702 = v1701 + v1687;
     out[v1702] = v1699;
   }
-  const unsigned int v1703 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1703 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1705 = v444 + v1703;
-  const unsigned int v1706 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1706 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1708 = v447 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1583,11 +1583,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1723 = v1722 + v1708;
     out[v1723] = v1720;
   }
-  const unsigned int v1724 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1724 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1726 = v444 + v1724;
-  const unsigned int v1727 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1727 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1729 = v447 + v1727;
-  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1602,11 +1602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1744 = v1743 + v1729;
     out[v1744] = v1741;
   }
-  const unsigned int v1745 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1745 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1747 = v444 + v1745;
-  const unsigned int v1748 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1748 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1750 = v447 + v1748;
-  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1752 = v1750 < v1;
   const bool v1753 = v1751 && v1752;
   if (v1753) {
@@ -1621,11 +1621,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1765 = v1764 + v1750;
     out[v1765] = v1762;
   }
-  const unsigned int v1766 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1766 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1768 = v444 + v1766;
-  const unsigned int v1769 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1769 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1771 = v447 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1773 = v1771 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {

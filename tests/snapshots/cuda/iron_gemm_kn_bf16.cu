@@ -198,27 +198,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__nv_bfloat16, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, __float2bfloat16_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const unsigned int v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -303,17 +303,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v193 = v176 * 72u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v195 = v193 + v180;
     iron_copy_async(shm1 + v195, b + v191, v185);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -350,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -372,32 +372,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v357 = v356 + v180;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 5120u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 40u);
-      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v26, shm1, v371, 72u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v377, 40u);
-      const unsigned int v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const unsigned int v381 = v380 + v20;
       iron_frag_load_shared<false>(v26, shm1, v381, 72u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v385 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v386 = threadIdx.x;
-    const unsigned int v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const unsigned int v454 = v442 + 16u;
-    const unsigned int v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:123
+    const unsigned int v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (unsigned int v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v388 = v386; v388 < 4096u; v388 += v385) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v390 = v388 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v392 = v388 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -443,23 +443,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
           shm1[v435] = __float2bfloat16_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v442, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v20, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v24, shm0, v454, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v458, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v442, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v20, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v24, shm0, v454, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v458, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v459 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v459 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v460 = v8 + v16;
   const unsigned int v461 = v460 + v459;
-  const unsigned int v462 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v462 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v463 = v11 + v20;
   const unsigned int v464 = v463 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -470,11 +470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v472 = v471 + v464;
     out[v472] = v470;
   }
-  const unsigned int v473 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v473 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v475 = v460 + v473;
-  const unsigned int v476 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v476 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v478 = v463 + v476;
-  const bool v479 = v475 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v479 = v475 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v480 = v478 < v1;
   const bool v481 = v479 && v480;
   if (v481) {
@@ -485,11 +485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v486 = v485 + v478;
     out[v486] = v484;
   }
-  const unsigned int v487 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v487 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v489 = v460 + v487;
-  const unsigned int v490 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v490 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v492 = v463 + v490;
-  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v494 = v492 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
@@ -500,11 +500,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v500 = v499 + v492;
     out[v500] = v498;
   }
-  const unsigned int v501 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v501 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v503 = v460 + v501;
-  const unsigned int v504 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v504 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v506 = v463 + v504;
-  const bool v507 = v503 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v507 = v503 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v508 = v506 < v1;
   const bool v509 = v507 && v508;
   if (v509) {
@@ -515,11 +515,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v514 = v513 + v506;
     out[v514] = v512;
   }
-  const unsigned int v515 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v515 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v517 = v460 + v515;
-  const unsigned int v518 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v518 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v520 = v463 + v518;
-  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v522 = v520 < v1;
   const bool v523 = v521 && v522;
   if (v523) {
@@ -530,11 +530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v528 = v527 + v520;
     out[v528] = v526;
   }
-  const unsigned int v529 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v529 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v531 = v460 + v529;
-  const unsigned int v532 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v532 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v534 = v463 + v532;
-  const bool v535 = v531 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v535 = v531 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v536 = v534 < v1;
   const bool v537 = v535 && v536;
   if (v537) {
@@ -545,11 +545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v542 = v541 + v534;
     out[v542] = v540;
   }
-  const unsigned int v543 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v543 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v545 = v460 + v543;
-  const unsigned int v546 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v546 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v548 = v463 + v546;
-  const bool v549 = v545 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v549 = v545 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v550 = v548 < v1;
   const bool v551 = v549 && v550;
   if (v551) {
@@ -560,11 +560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v556 = v555 + v548;
     out[v556] = v554;
   }
-  const unsigned int v557 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v557 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v559 = v460 + v557;
-  const unsigned int v560 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v560 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v562 = v463 + v560;
-  const bool v563 = v559 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v563 = v559 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v564 = v562 < v1;
   const bool v565 = v563 && v564;
   if (v565) {
@@ -575,11 +575,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v570 = v569 + v562;
     out[v570] = v568;
   }
-  const unsigned int v571 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v571 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v573 = v460 + v571;
-  const unsigned int v574 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v574 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v576 = v463 + v574;
-  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v578 = v576 < v1;
   const bool v579 = v577 && v578;
   if (v579) {
@@ -590,11 +590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v584 = v583 + v576;
     out[v584] = v582;
   }
-  const unsigned int v585 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v585 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v587 = v460 + v585;
-  const unsigned int v588 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v588 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v590 = v463 + v588;
-  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v592 = v590 < v1;
   const bool v593 = v591 && v592;
   if (v593) {
@@ -605,11 +605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v598 = v597 + v590;
     out[v598] = v596;
   }
-  const unsigned int v599 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v599 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v601 = v460 + v599;
-  const unsigned int v602 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v602 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v604 = v463 + v602;
-  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -620,11 +620,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v612 = v611 + v604;
     out[v612] = v610;
   }
-  const unsigned int v613 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v613 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v615 = v460 + v613;
-  const unsigned int v616 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v616 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v618 = v463 + v616;
-  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v620 = v618 < v1;
   const bool v621 = v619 && v620;
   if (v621) {
@@ -635,11 +635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v626 = v625 + v618;
     out[v626] = v624;
   }
-  const unsigned int v627 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v627 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v629 = v460 + v627;
-  const unsigned int v630 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v630 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v632 = v463 + v630;
-  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
@@ -650,11 +650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v640 = v639 + v632;
     out[v640] = v638;
   }
-  const unsigned int v641 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v641 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v643 = v460 + v641;
-  const unsigned int v644 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v644 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v646 = v463 + v644;
-  const bool v647 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v647 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v648 = v646 < v1;
   const bool v649 = v647 && v648;
   if (v649) {
@@ -665,11 +665,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v654 = v653 + v646;
     out[v654] = v652;
   }
-  const unsigned int v655 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v655 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v657 = v460 + v655;
-  const unsigned int v658 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v658 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v660 = v463 + v658;
-  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v662 = v660 < v1;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -680,11 +680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v668 = v667 + v660;
     out[v668] = v666;
   }
-  const unsigned int v669 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v669 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v671 = v460 + v669;
-  const unsigned int v672 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v672 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v674 = v463 + v672;
-  const bool v675 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v675 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v676 = v674 < v1;
   const bool v677 = v675 && v676;
   if (v677) {
@@ -695,11 +695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v682 = v681 + v674;
     out[v682] = v680;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v683 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v685 = v460 + v683;
-  const unsigned int v686 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v686 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v688 = v463 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -710,11 +710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v696 = v695 + v688;
     out[v696] = v694;
   }
-  const unsigned int v697 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v697 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v699 = v460 + v697;
-  const unsigned int v700 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v700 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v702 = v463 + v700;
-  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v704 = v702 < v1;
   const bool v705 = v703 && v704;
   if (v705) {
@@ -725,11 +725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v710 = v709 + v702;
     out[v710] = v708;
   }
-  const unsigned int v711 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v711 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v713 = v460 + v711;
-  const unsigned int v714 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v714 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v716 = v463 + v714;
-  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v718 = v716 < v1;
   const bool v719 = v717 && v718;
   if (v719) {
@@ -740,11 +740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v724 = v723 + v716;
     out[v724] = v722;
   }
-  const unsigned int v725 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v725 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v727 = v460 + v725;
-  const unsigned int v728 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v728 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v730 = v463 + v728;
-  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v732 = v730 < v1;
   const bool v733 = v731 && v732;
   if (v733) {
@@ -755,11 +755,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v738 = v737 + v730;
     out[v738] = v736;
   }
-  const unsigned int v739 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v739 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v741 = v460 + v739;
-  const unsigned int v742 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v742 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v744 = v463 + v742;
-  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v746 = v744 < v1;
   const bool v747 = v745 && v746;
   if (v747) {
@@ -770,11 +770,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v752 = v751 + v744;
     out[v752] = v750;
   }
-  const unsigned int v753 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v753 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v755 = v460 + v753;
-  const unsigned int v756 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v756 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v758 = v463 + v756;
-  const bool v759 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v759 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v760 = v758 < v1;
   const bool v761 = v759 && v760;
   if (v761) {
@@ -785,11 +785,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v766 = v765 + v758;
     out[v766] = v764;
   }
-  const unsigned int v767 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v767 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v769 = v460 + v767;
-  const unsigned int v770 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v770 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v772 = v463 + v770;
-  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -800,11 +800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v780 = v779 + v772;
     out[v780] = v778;
   }
-  const unsigned int v781 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v781 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v783 = v460 + v781;
-  const unsigned int v784 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v784 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v786 = v463 + v784;
-  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v788 = v786 < v1;
   const bool v789 = v787 && v788;
   if (v789) {
@@ -815,11 +815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v794 = v793 + v786;
     out[v794] = v792;
   }
-  const unsigned int v795 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v795 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v797 = v460 + v795;
-  const unsigned int v798 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v798 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v800 = v463 + v798;
-  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -830,11 +830,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v808 = v807 + v800;
     out[v808] = v806;
   }
-  const unsigned int v809 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v809 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v811 = v460 + v809;
-  const unsigned int v812 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v812 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v814 = v463 + v812;
-  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
@@ -845,11 +845,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v822 = v821 + v814;
     out[v822] = v820;
   }
-  const unsigned int v823 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v823 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v825 = v460 + v823;
-  const unsigned int v826 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v826 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v828 = v463 + v826;
-  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -860,11 +860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v836 = v835 + v828;
     out[v836] = v834;
   }
-  const unsigned int v837 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v837 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v839 = v460 + v837;
-  const unsigned int v840 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v840 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v842 = v463 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v844 = v842 < v1;
   const bool v845 = v843 && v844;
   if (v845) {
@@ -875,11 +875,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v850 = v849 + v842;
     out[v850] = v848;
   }
-  const unsigned int v851 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v851 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v853 = v460 + v851;
-  const unsigned int v854 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v854 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v856 = v463 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -890,11 +890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v864 = v863 + v856;
     out[v864] = v862;
   }
-  const unsigned int v865 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v865 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v867 = v460 + v865;
-  const unsigned int v868 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v868 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v870 = v463 + v868;
-  const bool v871 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v871 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v872 = v870 < v1;
   const bool v873 = v871 && v872;
   if (v873) {
@@ -905,11 +905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v878 = v877 + v870;
     out[v878] = v876;
   }
-  const unsigned int v879 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v879 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v881 = v460 + v879;
-  const unsigned int v882 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v882 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v884 = v463 + v882;
-  const bool v885 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v885 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v886 = v884 < v1;
   const bool v887 = v885 && v886;
   if (v887) {
@@ -920,11 +920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v892 = v891 + v884;
     out[v892] = v890;
   }
-  const unsigned int v893 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v893 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v895 = v460 + v893;
-  const unsigned int v896 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v896 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v898 = v463 + v896;
-  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v900 = v898 < v1;
   const bool v901 = v899 && v900;
   if (v901) {
@@ -935,11 +935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v906 = v905 + v898;
     out[v906] = v904;
   }
-  const unsigned int v907 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v907 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v909 = v460 + v907;
-  const unsigned int v910 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v910 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v912 = v463 + v910;
-  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v914 = v912 < v1;
   const bool v915 = v913 && v914;
   if (v915) {
@@ -950,11 +950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v920 = v919 + v912;
     out[v920] = v918;
   }
-  const unsigned int v921 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v921 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v923 = v460 + v921;
-  const unsigned int v924 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v924 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v926 = v463 + v924;
-  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v928 = v926 < v1;
   const bool v929 = v927 && v928;
   if (v929) {
@@ -965,11 +965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v934 = v933 + v926;
     out[v934] = v932;
   }
-  const unsigned int v935 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v935 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v937 = v460 + v935;
-  const unsigned int v938 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v938 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v940 = v463 + v938;
-  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -980,11 +980,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v948 = v947 + v940;
     out[v948] = v946;
   }
-  const unsigned int v949 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v949 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v951 = v460 + v949;
-  const unsigned int v952 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v952 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v954 = v463 + v952;
-  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v956 = v954 < v1;
   const bool v957 = v955 && v956;
   if (v957) {
@@ -995,11 +995,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v962 = v961 + v954;
     out[v962] = v960;
   }
-  const unsigned int v963 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v963 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v965 = v460 + v963;
-  const unsigned int v966 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v966 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v968 = v463 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -1010,11 +1010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v976 = v975 + v968;
     out[v976] = v974;
   }
-  const unsigned int v977 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v977 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v979 = v460 + v977;
-  const unsigned int v980 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v980 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v982 = v463 + v980;
-  const bool v983 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v983 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v984 = v982 < v1;
   const bool v985 = v983 && v984;
   if (v985) {
@@ -1025,11 +1025,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v990 = v989 + v982;
     out[v990] = v988;
   }
-  const unsigned int v991 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v991 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v993 = v460 + v991;
-  const unsigned int v994 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v994 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v996 = v463 + v994;
-  const bool v997 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v997 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v998 = v996 < v1;
   const bool v999 = v997 && v998;
   if (v999) {
@@ -1040,11 +1040,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1004 = v1003 + v996;
     out[v1004] = v1002;
   }
-  const unsigned int v1005 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1005 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1007 = v460 + v1005;
-  const unsigned int v1008 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1008 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1010 = v463 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -1055,11 +1055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1018 = v1017 + v1010;
     out[v1018] = v1016;
   }
-  const unsigned int v1019 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1019 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1021 = v460 + v1019;
-  const unsigned int v1022 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1022 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1024 = v463 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1070,11 +1070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1032 = v1031 + v1024;
     out[v1032] = v1030;
   }
-  const unsigned int v1033 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1033 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1035 = v460 + v1033;
-  const unsigned int v1036 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1036 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1038 = v463 + v1036;
-  const bool v1039 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1039 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1040 = v1038 < v1;
   const bool v1041 = v1039 && v1040;
   if (v1041) {
@@ -1085,11 +1085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1046 = v1045 + v1038;
     out[v1046] = v1044;
   }
-  const unsigned int v1047 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1047 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1049 = v460 + v1047;
-  const unsigned int v1050 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1050 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1052 = v463 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
@@ -1100,11 +1100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1060 = v1059 + v1052;
     out[v1060] = v1058;
   }
-  const unsigned int v1061 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1061 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1063 = v460 + v1061;
-  const unsigned int v1064 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1064 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1066 = v463 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
@@ -1115,11 +1115,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1074 = v1073 + v1066;
     out[v1074] = v1072;
   }
-  const unsigned int v1075 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1075 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1077 = v460 + v1075;
-  const unsigned int v1078 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1078 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1080 = v463 + v1078;
-  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
@@ -1130,11 +1130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1088 = v1087 + v1080;
     out[v1088] = v1086;
   }
-  const unsigned int v1089 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1089 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1091 = v460 + v1089;
-  const unsigned int v1092 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1092 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1094 = v463 + v1092;
-  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1096 = v1094 < v1;
   const bool v1097 = v1095 && v1096;
   if (v1097) {
@@ -1145,11 +1145,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1102 = v1101 + v1094;
     out[v1102] = v1100;
   }
-  const unsigned int v1103 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1103 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1105 = v460 + v1103;
-  const unsigned int v1106 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1106 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1108 = v463 + v1106;
-  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1160,11 +1160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1116 = v1115 + v1108;
     out[v1116] = v1114;
   }
-  const unsigned int v1117 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1117 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1119 = v460 + v1117;
-  const unsigned int v1120 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1120 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1122 = v463 + v1120;
-  const bool v1123 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1123 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1124 = v1122 < v1;
   const bool v1125 = v1123 && v1124;
   if (v1125) {
@@ -1175,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1130 = v1129 + v1122;
     out[v1130] = v1128;
   }
-  const unsigned int v1131 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1131 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1133 = v460 + v1131;
-  const unsigned int v1134 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1134 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1136 = v463 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1190,11 +1190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1144 = v1143 + v1136;
     out[v1144] = v1142;
   }
-  const unsigned int v1145 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1145 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1147 = v460 + v1145;
-  const unsigned int v1148 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1148 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1150 = v463 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -1205,11 +1205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1158 = v1157 + v1150;
     out[v1158] = v1156;
   }
-  const unsigned int v1159 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1159 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1161 = v460 + v1159;
-  const unsigned int v1162 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1162 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1164 = v463 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1220,11 +1220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1172 = v1171 + v1164;
     out[v1172] = v1170;
   }
-  const unsigned int v1173 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1173 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1175 = v460 + v1173;
-  const unsigned int v1176 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1176 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1178 = v463 + v1176;
-  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1180 = v1178 < v1;
   const bool v1181 = v1179 && v1180;
   if (v1181) {
@@ -1235,11 +1235,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1186 = v1185 + v1178;
     out[v1186] = v1184;
   }
-  const unsigned int v1187 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1187 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1189 = v460 + v1187;
-  const unsigned int v1190 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1190 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1192 = v463 + v1190;
-  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1250,11 +1250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1200 = v1199 + v1192;
     out[v1200] = v1198;
   }
-  const unsigned int v1201 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1201 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1203 = v460 + v1201;
-  const unsigned int v1204 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1204 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1206 = v463 + v1204;
-  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1208 = v1206 < v1;
   const bool v1209 = v1207 && v1208;
   if (v1209) {
@@ -1265,11 +1265,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1214 = v1213 + v1206;
     out[v1214] = v1212;
   }
-  const unsigned int v1215 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1215 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1217 = v460 + v1215;
-  const unsigned int v1218 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1218 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1220 = v463 + v1218;
-  const bool v1221 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1221 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1280,11 +1280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1228 = v1227 + v1220;
     out[v1228] = v1226;
   }
-  const unsigned int v1229 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1229 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1231 = v460 + v1229;
-  const unsigned int v1232 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1232 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1234 = v463 + v1232;
-  const bool v1235 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1235 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1236 = v1234 < v1;
   const bool v1237 = v1235 && v1236;
   if (v1237) {
@@ -1295,11 +1295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1242 = v1241 + v1234;
     out[v1242] = v1240;
   }
-  const unsigned int v1243 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1243 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1245 = v460 + v1243;
-  const unsigned int v1246 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1246 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1248 = v463 + v1246;
-  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1310,11 +1310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1256 = v1255 + v1248;
     out[v1256] = v1254;
   }
-  const unsigned int v1257 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1257 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1259 = v460 + v1257;
-  const unsigned int v1260 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1260 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1262 = v463 + v1260;
-  const bool v1263 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1263 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1264 = v1262 < v1;
   const bool v1265 = v1263 && v1264;
   if (v1265) {
@@ -1325,11 +1325,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1270 = v1269 + v1262;
     out[v1270] = v1268;
   }
-  const unsigned int v1271 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1271 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1273 = v460 + v1271;
-  const unsigned int v1274 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1274 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1276 = v463 + v1274;
-  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1340,11 +1340,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1284 = v1283 + v1276;
     out[v1284] = v1282;
   }
-  const unsigned int v1285 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1285 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1287 = v460 + v1285;
-  const unsigned int v1288 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1288 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1290 = v463 + v1288;
-  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1292 = v1290 < v1;
   const bool v1293 = v1291 && v1292;
   if (v1293) {
@@ -1355,11 +1355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1298 = v1297 + v1290;
     out[v1298] = v1296;
   }
-  const unsigned int v1299 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1299 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1301 = v460 + v1299;
-  const unsigned int v1302 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1302 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1304 = v463 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1370,11 +1370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1312 = v1311 + v1304;
     out[v1312] = v1310;
   }
-  const unsigned int v1313 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1313 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1315 = v460 + v1313;
-  const unsigned int v1316 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1316 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1318 = v463 + v1316;
-  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1320 = v1318 < v1;
   const bool v1321 = v1319 && v1320;
   if (v1321) {
@@ -1385,11 +1385,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1326 = v1325 + v1318;
     out[v1326] = v1324;
   }
-  const unsigned int v1327 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1327 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1329 = v460 + v1327;
-  const unsigned int v1330 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1330 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1332 = v463 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1400,11 +1400,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1340 = v1339 + v1332;
     out[v1340] = v1338;
   }
-  const unsigned int v1341 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1341 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1343 = v460 + v1341;
-  const unsigned int v1344 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1344 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1346 = v463 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1348 = v1346 < v1;
   const bool v1349 = v1347 && v1348;
   if (v1349) {

@@ -196,27 +196,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const unsigned int v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -301,17 +301,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v193 = v176 * 68u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v195 = v193 + v180;
     iron_copy_async(shm1 + v195, b + v191, v185);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -348,7 +348,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -370,24 +370,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v357 = v356 + v180;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 2560u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 20u);
-      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v26, shm1, v371, 68u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v375 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v376 = threadIdx.x;
-    const unsigned int v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v378 = v376; v378 < 2048u; v378 += v375) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v380 = v378 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v382 = v378 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -433,20 +433,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
           shm1[v425] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v432, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v20, 68u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v432, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v20, 68u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v439 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v439 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v440 = v8 + v16;
   const unsigned int v441 = v440 + v439;
-  const unsigned int v442 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v442 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v443 = v11 + v20;
   const unsigned int v444 = v443 + v442;
-  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v446 = v444 < v1;
   const bool v447 = v445 && v446;
   if (v447) {
@@ -456,11 +456,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v452 = v451 + v444;
     out[v452] = v449;
   }
-  const unsigned int v453 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v453 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v455 = v440 + v453;
-  const unsigned int v456 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v456 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v458 = v443 + v456;
-  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v460 = v458 < v1;
   const bool v461 = v459 && v460;
   if (v461) {
@@ -470,11 +470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v466 = v465 + v458;
     out[v466] = v463;
   }
-  const unsigned int v467 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v467 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v469 = v440 + v467;
-  const unsigned int v470 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v470 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v472 = v443 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
@@ -484,11 +484,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v480 = v479 + v472;
     out[v480] = v477;
   }
-  const unsigned int v481 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v481 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v483 = v440 + v481;
-  const unsigned int v484 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v484 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v486 = v443 + v484;
-  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v488 = v486 < v1;
   const bool v489 = v487 && v488;
   if (v489) {
@@ -498,11 +498,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v494 = v493 + v486;
     out[v494] = v491;
   }
-  const unsigned int v495 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v495 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v497 = v440 + v495;
-  const unsigned int v498 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v498 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v500 = v443 + v498;
-  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v502 = v500 < v1;
   const bool v503 = v501 && v502;
   if (v503) {
@@ -512,11 +512,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v508 = v507 + v500;
     out[v508] = v505;
   }
-  const unsigned int v509 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v509 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v511 = v440 + v509;
-  const unsigned int v512 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v512 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v514 = v443 + v512;
-  const bool v515 = v511 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v515 = v511 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v516 = v514 < v1;
   const bool v517 = v515 && v516;
   if (v517) {
@@ -526,11 +526,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v522 = v521 + v514;
     out[v522] = v519;
   }
-  const unsigned int v523 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v523 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v525 = v440 + v523;
-  const unsigned int v526 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v526 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v528 = v443 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
@@ -540,11 +540,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v536 = v535 + v528;
     out[v536] = v533;
   }
-  const unsigned int v537 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v537 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v539 = v440 + v537;
-  const unsigned int v540 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v540 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v542 = v443 + v540;
-  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v544 = v542 < v1;
   const bool v545 = v543 && v544;
   if (v545) {
@@ -554,11 +554,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v550 = v549 + v542;
     out[v550] = v547;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v551 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v553 = v440 + v551;
-  const unsigned int v554 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v554 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v556 = v443 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -568,11 +568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v564 = v563 + v556;
     out[v564] = v561;
   }
-  const unsigned int v565 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v565 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v567 = v440 + v565;
-  const unsigned int v568 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v568 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v570 = v443 + v568;
-  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v572 = v570 < v1;
   const bool v573 = v571 && v572;
   if (v573) {
@@ -582,11 +582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v578 = v577 + v570;
     out[v578] = v575;
   }
-  const unsigned int v579 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v579 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v581 = v440 + v579;
-  const unsigned int v582 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v582 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v584 = v443 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
@@ -596,11 +596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v592 = v591 + v584;
     out[v592] = v589;
   }
-  const unsigned int v593 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v593 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v595 = v440 + v593;
-  const unsigned int v596 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v596 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v598 = v443 + v596;
-  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v600 = v598 < v1;
   const bool v601 = v599 && v600;
   if (v601) {
@@ -610,11 +610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v606 = v605 + v598;
     out[v606] = v603;
   }
-  const unsigned int v607 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v607 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v609 = v440 + v607;
-  const unsigned int v610 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v610 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v612 = v443 + v610;
-  const bool v613 = v609 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v613 = v609 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v614 = v612 < v1;
   const bool v615 = v613 && v614;
   if (v615) {
@@ -624,11 +624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v620 = v619 + v612;
     out[v620] = v617;
   }
-  const unsigned int v621 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v621 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v623 = v440 + v621;
-  const unsigned int v624 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v624 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v626 = v443 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v628 = v626 < v1;
   const bool v629 = v627 && v628;
   if (v629) {
@@ -638,11 +638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v634 = v633 + v626;
     out[v634] = v631;
   }
-  const unsigned int v635 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v635 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v637 = v440 + v635;
-  const unsigned int v638 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v638 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v640 = v443 + v638;
-  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -652,11 +652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v648 = v647 + v640;
     out[v648] = v645;
   }
-  const unsigned int v649 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v649 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v651 = v440 + v649;
-  const unsigned int v652 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v652 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v654 = v443 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v656 = v654 < v1;
   const bool v657 = v655 && v656;
   if (v657) {
@@ -666,11 +666,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v662 = v661 + v654;
     out[v662] = v659;
   }
-  const unsigned int v663 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v663 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v665 = v440 + v663;
-  const unsigned int v666 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v666 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v668 = v443 + v666;
-  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v670 = v668 < v1;
   const bool v671 = v669 && v670;
   if (v671) {
@@ -680,11 +680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v676 = v675 + v668;
     out[v676] = v673;
   }
-  const unsigned int v677 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v677 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v679 = v440 + v677;
-  const unsigned int v680 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v680 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v682 = v443 + v680;
-  const bool v683 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v683 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v684 = v682 < v1;
   const bool v685 = v683 && v684;
   if (v685) {
@@ -694,11 +694,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v690 = v689 + v682;
     out[v690] = v687;
   }
-  const unsigned int v691 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v691 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v693 = v440 + v691;
-  const unsigned int v694 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v694 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v696 = v443 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -708,11 +708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v704 = v703 + v696;
     out[v704] = v701;
   }
-  const unsigned int v705 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v705 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v707 = v440 + v705;
-  const unsigned int v708 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v708 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v710 = v443 + v708;
-  const bool v711 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v711 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v712 = v710 < v1;
   const bool v713 = v711 && v712;
   if (v713) {
@@ -722,11 +722,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v718 = v717 + v710;
     out[v718] = v715;
   }
-  const unsigned int v719 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v719 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v721 = v440 + v719;
-  const unsigned int v722 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v722 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v724 = v443 + v722;
-  const bool v725 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v725 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v726 = v724 < v1;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -736,11 +736,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v732 = v731 + v724;
     out[v732] = v729;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v733 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v735 = v440 + v733;
-  const unsigned int v736 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v736 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v738 = v443 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v740 = v738 < v1;
   const bool v741 = v739 && v740;
   if (v741) {
@@ -750,11 +750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v746 = v745 + v738;
     out[v746] = v743;
   }
-  const unsigned int v747 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v747 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v749 = v440 + v747;
-  const unsigned int v750 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v750 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v752 = v443 + v750;
-  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
@@ -764,11 +764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v760 = v759 + v752;
     out[v760] = v757;
   }
-  const unsigned int v761 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v761 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v763 = v440 + v761;
-  const unsigned int v764 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v764 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v766 = v443 + v764;
-  const bool v767 = v763 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v767 = v763 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v768 = v766 < v1;
   const bool v769 = v767 && v768;
   if (v769) {
@@ -778,11 +778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v774 = v773 + v766;
     out[v774] = v771;
   }
-  const unsigned int v775 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v775 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v777 = v440 + v775;
-  const unsigned int v778 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v778 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v780 = v443 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -792,11 +792,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v788 = v787 + v780;
     out[v788] = v785;
   }
-  const unsigned int v789 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v789 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v791 = v440 + v789;
-  const unsigned int v792 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v792 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v794 = v443 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
@@ -806,11 +806,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v802 = v801 + v794;
     out[v802] = v799;
   }
-  const unsigned int v803 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v803 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v805 = v440 + v803;
-  const unsigned int v806 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v806 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v808 = v443 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -820,11 +820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v816 = v815 + v808;
     out[v816] = v813;
   }
-  const unsigned int v817 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v817 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v819 = v440 + v817;
-  const unsigned int v820 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v820 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v822 = v443 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
@@ -834,11 +834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v830 = v829 + v822;
     out[v830] = v827;
   }
-  const unsigned int v831 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v831 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v833 = v440 + v831;
-  const unsigned int v834 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v834 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v836 = v443 + v834;
-  const bool v837 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v837 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v838 = v836 < v1;
   const bool v839 = v837 && v838;
   if (v839) {
@@ -848,11 +848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v844 = v843 + v836;
     out[v844] = v841;
   }
-  const unsigned int v845 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v845 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v847 = v440 + v845;
-  const unsigned int v848 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v848 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v850 = v443 + v848;
-  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v852 = v850 < v1;
   const bool v853 = v851 && v852;
   if (v853) {
@@ -862,11 +862,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v858 = v857 + v850;
     out[v858] = v855;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v859 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v861 = v440 + v859;
-  const unsigned int v862 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v862 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v864 = v443 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -876,11 +876,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v872 = v871 + v864;
     out[v872] = v869;
   }
-  const unsigned int v873 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v873 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v875 = v440 + v873;
-  const unsigned int v876 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v876 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v878 = v443 + v876;
-  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v880 = v878 < v1;
   const bool v881 = v879 && v880;
   if (v881) {
@@ -890,11 +890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v886 = v885 + v878;
     out[v886] = v883;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v887 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v889 = v440 + v887;
-  const unsigned int v890 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v890 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v892 = v443 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -904,11 +904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v900 = v899 + v892;
     out[v900] = v897;
   }
-  const unsigned int v901 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v901 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v903 = v440 + v901;
-  const unsigned int v904 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v904 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v906 = v443 + v904;
-  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v908 = v906 < v1;
   const bool v909 = v907 && v908;
   if (v909) {
@@ -918,11 +918,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v914 = v913 + v906;
     out[v914] = v911;
   }
-  const unsigned int v915 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v915 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v917 = v440 + v915;
-  const unsigned int v918 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v918 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v920 = v443 + v918;
-  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -932,11 +932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v928 = v927 + v920;
     out[v928] = v925;
   }
-  const unsigned int v929 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v929 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v931 = v440 + v929;
-  const unsigned int v932 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v932 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v934 = v443 + v932;
-  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -946,11 +946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v942 = v941 + v934;
     out[v942] = v939;
   }
-  const unsigned int v943 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v943 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v945 = v440 + v943;
-  const unsigned int v946 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v946 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v948 = v443 + v946;
-  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v950 = v948 < v1;
   const bool v951 = v949 && v950;
   if (v951) {
@@ -960,11 +960,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v956 = v955 + v948;
     out[v956] = v953;
   }
-  const unsigned int v957 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v957 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v959 = v440 + v957;
-  const unsigned int v960 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v960 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v962 = v443 + v960;
-  const bool v963 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v963 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v964 = v962 < v1;
   const bool v965 = v963 && v964;
   if (v965) {
@@ -974,11 +974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v970 = v969 + v962;
     out[v970] = v967;
   }
-  const unsigned int v971 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v971 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v973 = v440 + v971;
-  const unsigned int v974 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v974 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v976 = v443 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -988,11 +988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v984 = v983 + v976;
     out[v984] = v981;
   }
-  const unsigned int v985 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v985 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v987 = v440 + v985;
-  const unsigned int v988 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v988 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v990 = v443 + v988;
-  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v992 = v990 < v1;
   const bool v993 = v991 && v992;
   if (v993) {
@@ -1002,11 +1002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v998 = v997 + v990;
     out[v998] = v995;
   }
-  const unsigned int v999 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v999 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1001 = v440 + v999;
-  const unsigned int v1002 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1002 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1004 = v443 + v1002;
-  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -1016,11 +1016,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1012 = v1011 + v1004;
     out[v1012] = v1009;
   }
-  const unsigned int v1013 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1013 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1015 = v440 + v1013;
-  const unsigned int v1016 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1016 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1018 = v443 + v1016;
-  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1020 = v1018 < v1;
   const bool v1021 = v1019 && v1020;
   if (v1021) {
@@ -1030,11 +1030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1026 = v1025 + v1018;
     out[v1026] = v1023;
   }
-  const unsigned int v1027 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1027 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1029 = v440 + v1027;
-  const unsigned int v1030 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1030 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1032 = v443 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -1044,11 +1044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1040 = v1039 + v1032;
     out[v1040] = v1037;
   }
-  const unsigned int v1041 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1041 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1043 = v440 + v1041;
-  const unsigned int v1044 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1044 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1046 = v443 + v1044;
-  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1048 = v1046 < v1;
   const bool v1049 = v1047 && v1048;
   if (v1049) {
@@ -1058,11 +1058,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1054 = v1053 + v1046;
     out[v1054] = v1051;
   }
-  const unsigned int v1055 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1055 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1057 = v440 + v1055;
-  const unsigned int v1058 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1058 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1060 = v443 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -1072,11 +1072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1068 = v1067 + v1060;
     out[v1068] = v1065;
   }
-  const unsigned int v1069 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1069 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1071 = v440 + v1069;
-  const unsigned int v1072 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1072 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1074 = v443 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1076 = v1074 < v1;
   const bool v1077 = v1075 && v1076;
   if (v1077) {
@@ -1086,11 +1086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1082 = v1081 + v1074;
     out[v1082] = v1079;
   }
-  const unsigned int v1083 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1083 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1085 = v440 + v1083;
-  const unsigned int v1086 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1086 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1088 = v443 + v1086;
-  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
@@ -1100,11 +1100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1096 = v1095 + v1088;
     out[v1096] = v1093;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1097 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1099 = v440 + v1097;
-  const unsigned int v1100 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1100 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1102 = v443 + v1100;
-  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1104 = v1102 < v1;
   const bool v1105 = v1103 && v1104;
   if (v1105) {
@@ -1114,11 +1114,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1110 = v1109 + v1102;
     out[v1110] = v1107;
   }
-  const unsigned int v1111 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1111 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1113 = v440 + v1111;
-  const unsigned int v1114 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1114 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1116 = v443 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1128,11 +1128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1124 = v1123 + v1116;
     out[v1124] = v1121;
   }
-  const unsigned int v1125 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1125 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1127 = v440 + v1125;
-  const unsigned int v1128 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1128 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1130 = v443 + v1128;
-  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1132 = v1130 < v1;
   const bool v1133 = v1131 && v1132;
   if (v1133) {
@@ -1142,11 +1142,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1138 = v1137 + v1130;
     out[v1138] = v1135;
   }
-  const unsigned int v1139 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1139 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1141 = v440 + v1139;
-  const unsigned int v1142 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1142 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1144 = v443 + v1142;
-  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1156,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1152 = v1151 + v1144;
     out[v1152] = v1149;
   }
-  const unsigned int v1153 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1153 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1155 = v440 + v1153;
-  const unsigned int v1156 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1156 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1158 = v443 + v1156;
-  const bool v1159 = v1155 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1159 = v1155 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1160 = v1158 < v1;
   const bool v1161 = v1159 && v1160;
   if (v1161) {
@@ -1170,11 +1170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1166 = v1165 + v1158;
     out[v1166] = v1163;
   }
-  const unsigned int v1167 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1167 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1169 = v440 + v1167;
-  const unsigned int v1170 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1170 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1172 = v443 + v1170;
-  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1174 = v1172 < v1;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
@@ -1184,11 +1184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1180 = v1179 + v1172;
     out[v1180] = v1177;
   }
-  const unsigned int v1181 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1181 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1183 = v440 + v1181;
-  const unsigned int v1184 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1184 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1186 = v443 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1188 = v1186 < v1;
   const bool v1189 = v1187 && v1188;
   if (v1189) {
@@ -1198,11 +1198,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1194 = v1193 + v1186;
     out[v1194] = v1191;
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1195 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1197 = v440 + v1195;
-  const unsigned int v1198 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1198 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1200 = v443 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1212,11 +1212,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1208 = v1207 + v1200;
     out[v1208] = v1205;
   }
-  const unsigned int v1209 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1209 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1211 = v440 + v1209;
-  const unsigned int v1212 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1212 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1214 = v443 + v1212;
-  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1216 = v1214 < v1;
   const bool v1217 = v1215 && v1216;
   if (v1217) {
@@ -1226,11 +1226,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1222 = v1221 + v1214;
     out[v1222] = v1219;
   }
-  const unsigned int v1223 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1223 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1225 = v440 + v1223;
-  const unsigned int v1226 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1226 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1228 = v443 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1240,11 +1240,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1236 = v1235 + v1228;
     out[v1236] = v1233;
   }
-  const unsigned int v1237 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1237 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1239 = v440 + v1237;
-  const unsigned int v1240 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1240 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1242 = v443 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1244 = v1242 < v1;
   const bool v1245 = v1243 && v1244;
   if (v1245) {
@@ -1254,11 +1254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1250 = v1249 + v1242;
     out[v1250] = v1247;
   }
-  const unsigned int v1251 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1251 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1253 = v440 + v1251;
-  const unsigned int v1254 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1254 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1256 = v443 + v1254;
-  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
@@ -1268,11 +1268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1264 = v1263 + v1256;
     out[v1264] = v1261;
   }
-  const unsigned int v1265 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1265 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1267 = v440 + v1265;
-  const unsigned int v1268 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1268 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1270 = v443 + v1268;
-  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1282,11 +1282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1278 = v1277 + v1270;
     out[v1278] = v1275;
   }
-  const unsigned int v1279 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1279 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1281 = v440 + v1279;
-  const unsigned int v1282 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1282 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1284 = v443 + v1282;
-  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1286 = v1284 < v1;
   const bool v1287 = v1285 && v1286;
   if (v1287) {
@@ -1296,11 +1296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1292 = v1291 + v1284;
     out[v1292] = v1289;
   }
-  const unsigned int v1293 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1293 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1295 = v440 + v1293;
-  const unsigned int v1296 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1296 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1298 = v443 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1300 = v1298 < v1;
   const bool v1301 = v1299 && v1300;
   if (v1301) {
@@ -1310,11 +1310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1306 = v1305 + v1298;
     out[v1306] = v1303;
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1307 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1309 = v440 + v1307;
-  const unsigned int v1310 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1310 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1312 = v443 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1324,11 +1324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1320 = v1319 + v1312;
     out[v1320] = v1317;
   }
-  const unsigned int v1321 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1321 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1323 = v440 + v1321;
-  const unsigned int v1324 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1324 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1326 = v443 + v1324;
-  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1328 = v1326 < v1;
   const bool v1329 = v1327 && v1328;
   if (v1329) {

@@ -198,25 +198,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__half, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__half, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, __float2half_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -287,18 +287,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v190 = v187 + v82;
     const unsigned int v191 = v185 ? v190 : 0u;
     iron_copy_async(shm1 + v97, b + v191, v185);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -335,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v328 = v327 + v58;
@@ -351,32 +351,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v357 = v356 + v82;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 5120u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 40u);
-      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v372, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v379, 40u);
-      const unsigned int v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v385, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v389 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v390 = threadIdx.x;
-    const unsigned int v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const unsigned int v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -422,23 +422,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
           shm1[v439] = __float2half_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v452, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v24, shm0, v460, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v466, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v452, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v24, shm0, v460, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v466, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v467 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v467 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v468 = v8 + v16;
   const unsigned int v469 = v468 + v467;
-  const unsigned int v470 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v470 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v471 = v11 + v20;
   const unsigned int v472 = v471 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
@@ -449,11 +449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v480 = v479 + v472;
     out[v480] = v478;
   }
-  const unsigned int v481 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v481 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v483 = v468 + v481;
-  const unsigned int v484 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v484 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v486 = v471 + v484;
-  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v488 = v486 < v1;
   const bool v489 = v487 && v488;
   if (v489) {
@@ -464,11 +464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v494 = v493 + v486;
     out[v494] = v492;
   }
-  const unsigned int v495 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v495 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v497 = v468 + v495;
-  const unsigned int v498 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v498 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v500 = v471 + v498;
-  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v502 = v500 < v1;
   const bool v503 = v501 && v502;
   if (v503) {
@@ -479,11 +479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v508 = v507 + v500;
     out[v508] = v506;
   }
-  const unsigned int v509 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v509 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v511 = v468 + v509;
-  const unsigned int v512 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v512 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v514 = v471 + v512;
-  const bool v515 = v511 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v515 = v511 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v516 = v514 < v1;
   const bool v517 = v515 && v516;
   if (v517) {
@@ -494,11 +494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v522 = v521 + v514;
     out[v522] = v520;
   }
-  const unsigned int v523 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v523 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v525 = v468 + v523;
-  const unsigned int v526 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v526 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v528 = v471 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
@@ -509,11 +509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v536 = v535 + v528;
     out[v536] = v534;
   }
-  const unsigned int v537 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v537 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v539 = v468 + v537;
-  const unsigned int v540 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v540 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v542 = v471 + v540;
-  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v544 = v542 < v1;
   const bool v545 = v543 && v544;
   if (v545) {
@@ -524,11 +524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v550 = v549 + v542;
     out[v550] = v548;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v551 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v553 = v468 + v551;
-  const unsigned int v554 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v554 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v556 = v471 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -539,11 +539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v564 = v563 + v556;
     out[v564] = v562;
   }
-  const unsigned int v565 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v565 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v567 = v468 + v565;
-  const unsigned int v568 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v568 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v570 = v471 + v568;
-  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v572 = v570 < v1;
   const bool v573 = v571 && v572;
   if (v573) {
@@ -554,11 +554,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v578 = v577 + v570;
     out[v578] = v576;
   }
-  const unsigned int v579 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v579 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v581 = v468 + v579;
-  const unsigned int v582 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v582 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v584 = v471 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
@@ -569,11 +569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v592 = v591 + v584;
     out[v592] = v590;
   }
-  const unsigned int v593 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v593 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v595 = v468 + v593;
-  const unsigned int v596 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v596 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v598 = v471 + v596;
-  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v600 = v598 < v1;
   const bool v601 = v599 && v600;
   if (v601) {
@@ -584,11 +584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v606 = v605 + v598;
     out[v606] = v604;
   }
-  const unsigned int v607 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v607 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v609 = v468 + v607;
-  const unsigned int v610 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v610 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v612 = v471 + v610;
-  const bool v613 = v609 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v613 = v609 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v614 = v612 < v1;
   const bool v615 = v613 && v614;
   if (v615) {
@@ -599,11 +599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v620 = v619 + v612;
     out[v620] = v618;
   }
-  const unsigned int v621 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v621 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v623 = v468 + v621;
-  const unsigned int v624 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v624 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v626 = v471 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v628 = v626 < v1;
   const bool v629 = v627 && v628;
   if (v629) {
@@ -614,11 +614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v634 = v633 + v626;
     out[v634] = v632;
   }
-  const unsigned int v635 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v635 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v637 = v468 + v635;
-  const unsigned int v638 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v638 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v640 = v471 + v638;
-  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -629,11 +629,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v648 = v647 + v640;
     out[v648] = v646;
   }
-  const unsigned int v649 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v649 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v651 = v468 + v649;
-  const unsigned int v652 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v652 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v654 = v471 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v656 = v654 < v1;
   const bool v657 = v655 && v656;
   if (v657) {
@@ -644,11 +644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v662 = v661 + v654;
     out[v662] = v660;
   }
-  const unsigned int v663 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v663 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v665 = v468 + v663;
-  const unsigned int v666 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v666 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v668 = v471 + v666;
-  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v670 = v668 < v1;
   const bool v671 = v669 && v670;
   if (v671) {
@@ -659,11 +659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v676 = v675 + v668;
     out[v676] = v674;
   }
-  const unsigned int v677 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v677 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v679 = v468 + v677;
-  const unsigned int v680 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v680 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v682 = v471 + v680;
-  const bool v683 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v683 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v684 = v682 < v1;
   const bool v685 = v683 && v684;
   if (v685) {
@@ -674,11 +674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v690 = v689 + v682;
     out[v690] = v688;
   }
-  const unsigned int v691 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v691 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v693 = v468 + v691;
-  const unsigned int v694 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v694 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v696 = v471 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -689,11 +689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v704 = v703 + v696;
     out[v704] = v702;
   }
-  const unsigned int v705 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v705 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v707 = v468 + v705;
-  const unsigned int v708 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v708 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v710 = v471 + v708;
-  const bool v711 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v711 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v712 = v710 < v1;
   const bool v713 = v711 && v712;
   if (v713) {
@@ -704,11 +704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v718 = v717 + v710;
     out[v718] = v716;
   }
-  const unsigned int v719 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v719 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v721 = v468 + v719;
-  const unsigned int v722 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v722 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v724 = v471 + v722;
-  const bool v725 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v725 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v726 = v724 < v1;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -719,11 +719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v732 = v731 + v724;
     out[v732] = v730;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v733 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v735 = v468 + v733;
-  const unsigned int v736 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v736 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v738 = v471 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v740 = v738 < v1;
   const bool v741 = v739 && v740;
   if (v741) {
@@ -734,11 +734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v746 = v745 + v738;
     out[v746] = v744;
   }
-  const unsigned int v747 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v747 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v749 = v468 + v747;
-  const unsigned int v750 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v750 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v752 = v471 + v750;
-  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
@@ -749,11 +749,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v760 = v759 + v752;
     out[v760] = v758;
   }
-  const unsigned int v761 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v761 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v763 = v468 + v761;
-  const unsigned int v764 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v764 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v766 = v471 + v764;
-  const bool v767 = v763 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v767 = v763 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v768 = v766 < v1;
   const bool v769 = v767 && v768;
   if (v769) {
@@ -764,11 +764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v774 = v773 + v766;
     out[v774] = v772;
   }
-  const unsigned int v775 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v775 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v777 = v468 + v775;
-  const unsigned int v778 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v778 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v780 = v471 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -779,11 +779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v788 = v787 + v780;
     out[v788] = v786;
   }
-  const unsigned int v789 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v789 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v791 = v468 + v789;
-  const unsigned int v792 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v792 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v794 = v471 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
@@ -794,11 +794,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v802 = v801 + v794;
     out[v802] = v800;
   }
-  const unsigned int v803 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v803 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v805 = v468 + v803;
-  const unsigned int v806 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v806 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v808 = v471 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -809,11 +809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v816 = v815 + v808;
     out[v816] = v814;
   }
-  const unsigned int v817 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v817 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v819 = v468 + v817;
-  const unsigned int v820 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v820 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v822 = v471 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
@@ -824,11 +824,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v830 = v829 + v822;
     out[v830] = v828;
   }
-  const unsigned int v831 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v831 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v833 = v468 + v831;
-  const unsigned int v834 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v834 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v836 = v471 + v834;
-  const bool v837 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v837 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v838 = v836 < v1;
   const bool v839 = v837 && v838;
   if (v839) {
@@ -839,11 +839,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v844 = v843 + v836;
     out[v844] = v842;
   }
-  const unsigned int v845 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v845 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v847 = v468 + v845;
-  const unsigned int v848 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v848 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v850 = v471 + v848;
-  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v852 = v850 < v1;
   const bool v853 = v851 && v852;
   if (v853) {
@@ -854,11 +854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v858 = v857 + v850;
     out[v858] = v856;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v859 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v861 = v468 + v859;
-  const unsigned int v862 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v862 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v864 = v471 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -869,11 +869,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v872 = v871 + v864;
     out[v872] = v870;
   }
-  const unsigned int v873 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v873 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v875 = v468 + v873;
-  const unsigned int v876 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v876 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v878 = v471 + v876;
-  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v880 = v878 < v1;
   const bool v881 = v879 && v880;
   if (v881) {
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v886 = v885 + v878;
     out[v886] = v884;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v887 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v889 = v468 + v887;
-  const unsigned int v890 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v890 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v892 = v471 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -899,11 +899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v900 = v899 + v892;
     out[v900] = v898;
   }
-  const unsigned int v901 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v901 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v903 = v468 + v901;
-  const unsigned int v904 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v904 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v906 = v471 + v904;
-  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v908 = v906 < v1;
   const bool v909 = v907 && v908;
   if (v909) {
@@ -914,11 +914,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v914 = v913 + v906;
     out[v914] = v912;
   }
-  const unsigned int v915 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v915 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v917 = v468 + v915;
-  const unsigned int v918 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v918 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v920 = v471 + v918;
-  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -929,11 +929,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v928 = v927 + v920;
     out[v928] = v926;
   }
-  const unsigned int v929 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v929 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v931 = v468 + v929;
-  const unsigned int v932 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v932 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v934 = v471 + v932;
-  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -944,11 +944,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v942 = v941 + v934;
     out[v942] = v940;
   }
-  const unsigned int v943 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v943 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v945 = v468 + v943;
-  const unsigned int v946 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v946 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v948 = v471 + v946;
-  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v950 = v948 < v1;
   const bool v951 = v949 && v950;
   if (v951) {
@@ -959,11 +959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v956 = v955 + v948;
     out[v956] = v954;
   }
-  const unsigned int v957 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v957 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v959 = v468 + v957;
-  const unsigned int v960 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v960 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v962 = v471 + v960;
-  const bool v963 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v963 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v964 = v962 < v1;
   const bool v965 = v963 && v964;
   if (v965) {
@@ -974,11 +974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v970 = v969 + v962;
     out[v970] = v968;
   }
-  const unsigned int v971 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v971 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v973 = v468 + v971;
-  const unsigned int v974 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v974 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v976 = v471 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -989,11 +989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v984 = v983 + v976;
     out[v984] = v982;
   }
-  const unsigned int v985 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v985 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v987 = v468 + v985;
-  const unsigned int v988 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v988 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v990 = v471 + v988;
-  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v992 = v990 < v1;
   const bool v993 = v991 && v992;
   if (v993) {
@@ -1004,11 +1004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v998 = v997 + v990;
     out[v998] = v996;
   }
-  const unsigned int v999 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v999 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1001 = v468 + v999;
-  const unsigned int v1002 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1002 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1004 = v471 + v1002;
-  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -1019,11 +1019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1012 = v1011 + v1004;
     out[v1012] = v1010;
   }
-  const unsigned int v1013 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1013 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1015 = v468 + v1013;
-  const unsigned int v1016 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1016 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1018 = v471 + v1016;
-  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1020 = v1018 < v1;
   const bool v1021 = v1019 && v1020;
   if (v1021) {
@@ -1034,11 +1034,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1026 = v1025 + v1018;
     out[v1026] = v1024;
   }
-  const unsigned int v1027 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1027 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1029 = v468 + v1027;
-  const unsigned int v1030 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1030 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1032 = v471 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -1049,11 +1049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1040 = v1039 + v1032;
     out[v1040] = v1038;
   }
-  const unsigned int v1041 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1041 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1043 = v468 + v1041;
-  const unsigned int v1044 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1044 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1046 = v471 + v1044;
-  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1048 = v1046 < v1;
   const bool v1049 = v1047 && v1048;
   if (v1049) {
@@ -1064,11 +1064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1054 = v1053 + v1046;
     out[v1054] = v1052;
   }
-  const unsigned int v1055 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1055 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1057 = v468 + v1055;
-  const unsigned int v1058 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1058 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1060 = v471 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -1079,11 +1079,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1068 = v1067 + v1060;
     out[v1068] = v1066;
   }
-  const unsigned int v1069 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1069 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1071 = v468 + v1069;
-  const unsigned int v1072 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1072 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1074 = v471 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1076 = v1074 < v1;
   const bool v1077 = v1075 && v1076;
   if (v1077) {
@@ -1094,11 +1094,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1082 = v1081 + v1074;
     out[v1082] = v1080;
   }
-  const unsigned int v1083 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1083 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1085 = v468 + v1083;
-  const unsigned int v1086 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1086 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1088 = v471 + v1086;
-  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
@@ -1109,11 +1109,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1096 = v1095 + v1088;
     out[v1096] = v1094;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1097 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1099 = v468 + v1097;
-  const unsigned int v1100 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1100 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1102 = v471 + v1100;
-  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1104 = v1102 < v1;
   const bool v1105 = v1103 && v1104;
   if (v1105) {
@@ -1124,11 +1124,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1110 = v1109 + v1102;
     out[v1110] = v1108;
   }
-  const unsigned int v1111 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1111 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1113 = v468 + v1111;
-  const unsigned int v1114 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1114 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1116 = v471 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1139,11 +1139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1124 = v1123 + v1116;
     out[v1124] = v1122;
   }
-  const unsigned int v1125 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1125 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1127 = v468 + v1125;
-  const unsigned int v1128 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1128 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1130 = v471 + v1128;
-  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1132 = v1130 < v1;
   const bool v1133 = v1131 && v1132;
   if (v1133) {
@@ -1154,11 +1154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1138 = v1137 + v1130;
     out[v1138] = v1136;
   }
-  const unsigned int v1139 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1139 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1141 = v468 + v1139;
-  const unsigned int v1142 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1142 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1144 = v471 + v1142;
-  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1169,11 +1169,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1152 = v1151 + v1144;
     out[v1152] = v1150;
   }
-  const unsigned int v1153 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1153 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1155 = v468 + v1153;
-  const unsigned int v1156 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1156 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1158 = v471 + v1156;
-  const bool v1159 = v1155 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1159 = v1155 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1160 = v1158 < v1;
   const bool v1161 = v1159 && v1160;
   if (v1161) {
@@ -1184,11 +1184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1166 = v1165 + v1158;
     out[v1166] = v1164;
   }
-  const unsigned int v1167 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1167 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1169 = v468 + v1167;
-  const unsigned int v1170 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1170 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1172 = v471 + v1170;
-  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1174 = v1172 < v1;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
@@ -1199,11 +1199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1180 = v1179 + v1172;
     out[v1180] = v1178;
   }
-  const unsigned int v1181 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1181 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1183 = v468 + v1181;
-  const unsigned int v1184 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1184 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1186 = v471 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1188 = v1186 < v1;
   const bool v1189 = v1187 && v1188;
   if (v1189) {
@@ -1214,11 +1214,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1194 = v1193 + v1186;
     out[v1194] = v1192;
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1195 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1197 = v468 + v1195;
-  const unsigned int v1198 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1198 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1200 = v471 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1229,11 +1229,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1208 = v1207 + v1200;
     out[v1208] = v1206;
   }
-  const unsigned int v1209 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1209 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1211 = v468 + v1209;
-  const unsigned int v1212 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1212 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1214 = v471 + v1212;
-  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1216 = v1214 < v1;
   const bool v1217 = v1215 && v1216;
   if (v1217) {
@@ -1244,11 +1244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1222 = v1221 + v1214;
     out[v1222] = v1220;
   }
-  const unsigned int v1223 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1223 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1225 = v468 + v1223;
-  const unsigned int v1226 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1226 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1228 = v471 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1259,11 +1259,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1236 = v1235 + v1228;
     out[v1236] = v1234;
   }
-  const unsigned int v1237 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1237 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1239 = v468 + v1237;
-  const unsigned int v1240 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1240 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1242 = v471 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1244 = v1242 < v1;
   const bool v1245 = v1243 && v1244;
   if (v1245) {
@@ -1274,11 +1274,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1250 = v1249 + v1242;
     out[v1250] = v1248;
   }
-  const unsigned int v1251 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1251 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1253 = v468 + v1251;
-  const unsigned int v1254 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1254 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1256 = v471 + v1254;
-  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
@@ -1289,11 +1289,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1264 = v1263 + v1256;
     out[v1264] = v1262;
   }
-  const unsigned int v1265 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1265 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1267 = v468 + v1265;
-  const unsigned int v1268 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1268 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1270 = v471 + v1268;
-  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1278 = v1277 + v1270;
     out[v1278] = v1276;
   }
-  const unsigned int v1279 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1279 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1281 = v468 + v1279;
-  const unsigned int v1282 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1282 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1284 = v471 + v1282;
-  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1286 = v1284 < v1;
   const bool v1287 = v1285 && v1286;
   if (v1287) {
@@ -1319,11 +1319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1292 = v1291 + v1284;
     out[v1292] = v1290;
   }
-  const unsigned int v1293 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1293 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1295 = v468 + v1293;
-  const unsigned int v1296 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1296 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1298 = v471 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1300 = v1298 < v1;
   const bool v1301 = v1299 && v1300;
   if (v1301) {
@@ -1334,11 +1334,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1306 = v1305 + v1298;
     out[v1306] = v1304;
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1307 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1309 = v468 + v1307;
-  const unsigned int v1310 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1310 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1312 = v471 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1349,11 +1349,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1320 = v1319 + v1312;
     out[v1320] = v1318;
   }
-  const unsigned int v1321 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1321 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1323 = v468 + v1321;
-  const unsigned int v1324 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1324 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1326 = v471 + v1324;
-  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1328 = v1326 < v1;
   const bool v1329 = v1327 && v1328;
   if (v1329) {
@@ -1364,11 +1364,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1334 = v1333 + v1326;
     out[v1334] = v1332;
   }
-  const unsigned int v1335 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1335 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1337 = v468 + v1335;
-  const unsigned int v1338 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1338 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1340 = v471 + v1338;
-  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1379,11 +1379,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
     const unsigned int v1348 = v1347 + v1340;
     out[v1348] = v1346;
   }
-  const unsigned int v1349 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1349 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1351 = v468 + v1349;
-  const unsigned int v1352 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1352 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1354 = v471 + v1352;
-  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1356 = v1354 < v1;
   const bool v1357 = v1355 && v1356;
   if (v1357) {

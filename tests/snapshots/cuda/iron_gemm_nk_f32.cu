@@ -196,25 +196,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -285,18 +285,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v190 = v187 + v82;
     const unsigned int v191 = v185 ? v190 : 0u;
     iron_copy_async(shm1 + v97, b + v191, v185);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -333,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v328 = v327 + v58;
@@ -349,25 +349,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
         const unsigned int v357 = v356 + v82;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 2560u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 20u);
-      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v372, 20u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v377 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v378 = threadIdx.x;
-    const unsigned int v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v380 = v378; v380 < 2048u; v380 += v377) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v382 = v380 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v384 = v380 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -413,20 +413,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
           shm1[v427] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v434, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v440, 20u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v434, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v440, 20u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v443 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v443 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v444 = v8 + v16;
   const unsigned int v445 = v444 + v443;
-  const unsigned int v446 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v446 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v447 = v11 + v20;
   const unsigned int v448 = v447 + v446;
-  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v450 = v448 < v1;
   const bool v451 = v449 && v450;
   if (v451) {
@@ -436,11 +436,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v456 = v455 + v448;
     out[v456] = v453;
   }
-  const unsigned int v457 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v457 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v459 = v444 + v457;
-  const unsigned int v460 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v460 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v462 = v447 + v460;
-  const bool v463 = v459 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v463 = v459 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v464 = v462 < v1;
   const bool v465 = v463 && v464;
   if (v465) {
@@ -450,11 +450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v470 = v469 + v462;
     out[v470] = v467;
   }
-  const unsigned int v471 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v471 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v473 = v444 + v471;
-  const unsigned int v474 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v474 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v476 = v447 + v474;
-  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v478 = v476 < v1;
   const bool v479 = v477 && v478;
   if (v479) {
@@ -464,11 +464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v484 = v483 + v476;
     out[v484] = v481;
   }
-  const unsigned int v485 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v485 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v487 = v444 + v485;
-  const unsigned int v488 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v488 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v490 = v447 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v492 = v490 < v1;
   const bool v493 = v491 && v492;
   if (v493) {
@@ -478,11 +478,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v498 = v497 + v490;
     out[v498] = v495;
   }
-  const unsigned int v499 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v499 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v501 = v444 + v499;
-  const unsigned int v502 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v502 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v504 = v447 + v502;
-  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v506 = v504 < v1;
   const bool v507 = v505 && v506;
   if (v507) {
@@ -492,11 +492,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v512 = v511 + v504;
     out[v512] = v509;
   }
-  const unsigned int v513 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v513 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v515 = v444 + v513;
-  const unsigned int v516 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v516 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v518 = v447 + v516;
-  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v520 = v518 < v1;
   const bool v521 = v519 && v520;
   if (v521) {
@@ -506,11 +506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v526 = v525 + v518;
     out[v526] = v523;
   }
-  const unsigned int v527 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v527 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v529 = v444 + v527;
-  const unsigned int v530 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v530 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v532 = v447 + v530;
-  const bool v533 = v529 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v533 = v529 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v534 = v532 < v1;
   const bool v535 = v533 && v534;
   if (v535) {
@@ -520,11 +520,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v540 = v539 + v532;
     out[v540] = v537;
   }
-  const unsigned int v541 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v541 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v543 = v444 + v541;
-  const unsigned int v544 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v544 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v546 = v447 + v544;
-  const bool v547 = v543 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v547 = v543 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v548 = v546 < v1;
   const bool v549 = v547 && v548;
   if (v549) {
@@ -534,11 +534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v554 = v553 + v546;
     out[v554] = v551;
   }
-  const unsigned int v555 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v555 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v557 = v444 + v555;
-  const unsigned int v558 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v558 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v560 = v447 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
@@ -548,11 +548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v568 = v567 + v560;
     out[v568] = v565;
   }
-  const unsigned int v569 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v569 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v571 = v444 + v569;
-  const unsigned int v572 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v572 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v574 = v447 + v572;
-  const bool v575 = v571 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v575 = v571 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v576 = v574 < v1;
   const bool v577 = v575 && v576;
   if (v577) {
@@ -562,11 +562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v582 = v581 + v574;
     out[v582] = v579;
   }
-  const unsigned int v583 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v583 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v585 = v444 + v583;
-  const unsigned int v586 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v586 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v588 = v447 + v586;
-  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v590 = v588 < v1;
   const bool v591 = v589 && v590;
   if (v591) {
@@ -576,11 +576,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v596 = v595 + v588;
     out[v596] = v593;
   }
-  const unsigned int v597 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v597 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v599 = v444 + v597;
-  const unsigned int v600 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v600 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v602 = v447 + v600;
-  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v604 = v602 < v1;
   const bool v605 = v603 && v604;
   if (v605) {
@@ -590,11 +590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v610 = v609 + v602;
     out[v610] = v607;
   }
-  const unsigned int v611 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v611 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v613 = v444 + v611;
-  const unsigned int v614 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v614 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v616 = v447 + v614;
-  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v618 = v616 < v1;
   const bool v619 = v617 && v618;
   if (v619) {
@@ -604,11 +604,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v624 = v623 + v616;
     out[v624] = v621;
   }
-  const unsigned int v625 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v625 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v627 = v444 + v625;
-  const unsigned int v628 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v628 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v630 = v447 + v628;
-  const bool v631 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v631 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v632 = v630 < v1;
   const bool v633 = v631 && v632;
   if (v633) {
@@ -618,11 +618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v638 = v637 + v630;
     out[v638] = v635;
   }
-  const unsigned int v639 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v639 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v641 = v444 + v639;
-  const unsigned int v642 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v642 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v644 = v447 + v642;
-  const bool v645 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v645 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v646 = v644 < v1;
   const bool v647 = v645 && v646;
   if (v647) {
@@ -632,11 +632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v652 = v651 + v644;
     out[v652] = v649;
   }
-  const unsigned int v653 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v653 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v655 = v444 + v653;
-  const unsigned int v656 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v656 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v658 = v447 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v660 = v658 < v1;
   const bool v661 = v659 && v660;
   if (v661) {
@@ -646,11 +646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v666 = v665 + v658;
     out[v666] = v663;
   }
-  const unsigned int v667 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v667 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v669 = v444 + v667;
-  const unsigned int v670 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v670 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v672 = v447 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -660,11 +660,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v680 = v679 + v672;
     out[v680] = v677;
   }
-  const unsigned int v681 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v681 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v683 = v444 + v681;
-  const unsigned int v684 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v684 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v686 = v447 + v684;
-  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v688 = v686 < v1;
   const bool v689 = v687 && v688;
   if (v689) {
@@ -674,11 +674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v694 = v693 + v686;
     out[v694] = v691;
   }
-  const unsigned int v695 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v695 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v697 = v444 + v695;
-  const unsigned int v698 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v698 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v700 = v447 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -688,11 +688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v708 = v707 + v700;
     out[v708] = v705;
   }
-  const unsigned int v709 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v709 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v711 = v444 + v709;
-  const unsigned int v712 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v712 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v714 = v447 + v712;
-  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v716 = v714 < v1;
   const bool v717 = v715 && v716;
   if (v717) {
@@ -702,11 +702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v722 = v721 + v714;
     out[v722] = v719;
   }
-  const unsigned int v723 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v723 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v725 = v444 + v723;
-  const unsigned int v726 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v726 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v728 = v447 + v726;
-  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
@@ -716,11 +716,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v736 = v735 + v728;
     out[v736] = v733;
   }
-  const unsigned int v737 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v737 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v739 = v444 + v737;
-  const unsigned int v740 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v740 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v742 = v447 + v740;
-  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v744 = v742 < v1;
   const bool v745 = v743 && v744;
   if (v745) {
@@ -730,11 +730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v750 = v749 + v742;
     out[v750] = v747;
   }
-  const unsigned int v751 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v751 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v753 = v444 + v751;
-  const unsigned int v754 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v754 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v756 = v447 + v754;
-  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v758 = v756 < v1;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -744,11 +744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v764 = v763 + v756;
     out[v764] = v761;
   }
-  const unsigned int v765 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v765 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v767 = v444 + v765;
-  const unsigned int v768 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v768 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v770 = v447 + v768;
-  const bool v771 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v771 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v772 = v770 < v1;
   const bool v773 = v771 && v772;
   if (v773) {
@@ -758,11 +758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v778 = v777 + v770;
     out[v778] = v775;
   }
-  const unsigned int v779 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v779 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v781 = v444 + v779;
-  const unsigned int v782 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v782 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v784 = v447 + v782;
-  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -772,11 +772,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v792 = v791 + v784;
     out[v792] = v789;
   }
-  const unsigned int v793 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v793 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v795 = v444 + v793;
-  const unsigned int v796 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v796 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v798 = v447 + v796;
-  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v800 = v798 < v1;
   const bool v801 = v799 && v800;
   if (v801) {
@@ -786,11 +786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v806 = v805 + v798;
     out[v806] = v803;
   }
-  const unsigned int v807 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v807 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v809 = v444 + v807;
-  const unsigned int v810 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v810 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v812 = v447 + v810;
-  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v814 = v812 < v1;
   const bool v815 = v813 && v814;
   if (v815) {
@@ -800,11 +800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v820 = v819 + v812;
     out[v820] = v817;
   }
-  const unsigned int v821 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v821 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v823 = v444 + v821;
-  const unsigned int v824 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v824 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v826 = v447 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v828 = v826 < v1;
   const bool v829 = v827 && v828;
   if (v829) {
@@ -814,11 +814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v834 = v833 + v826;
     out[v834] = v831;
   }
-  const unsigned int v835 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v835 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v837 = v444 + v835;
-  const unsigned int v838 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v838 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v840 = v447 + v838;
-  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v842 = v840 < v1;
   const bool v843 = v841 && v842;
   if (v843) {
@@ -828,11 +828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v848 = v847 + v840;
     out[v848] = v845;
   }
-  const unsigned int v849 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v849 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v851 = v444 + v849;
-  const unsigned int v852 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v852 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v854 = v447 + v852;
-  const bool v855 = v851 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v855 = v851 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v856 = v854 < v1;
   const bool v857 = v855 && v856;
   if (v857) {
@@ -842,11 +842,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v862 = v861 + v854;
     out[v862] = v859;
   }
-  const unsigned int v863 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v863 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v865 = v444 + v863;
-  const unsigned int v866 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v866 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v868 = v447 + v866;
-  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v870 = v868 < v1;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -856,11 +856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v876 = v875 + v868;
     out[v876] = v873;
   }
-  const unsigned int v877 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v877 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v879 = v444 + v877;
-  const unsigned int v880 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v880 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v882 = v447 + v880;
-  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v884 = v882 < v1;
   const bool v885 = v883 && v884;
   if (v885) {
@@ -870,11 +870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v890 = v889 + v882;
     out[v890] = v887;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v891 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v893 = v444 + v891;
-  const unsigned int v894 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v894 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v896 = v447 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v904 = v903 + v896;
     out[v904] = v901;
   }
-  const unsigned int v905 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v905 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v907 = v444 + v905;
-  const unsigned int v908 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v908 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v910 = v447 + v908;
-  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v912 = v910 < v1;
   const bool v913 = v911 && v912;
   if (v913) {
@@ -898,11 +898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v918 = v917 + v910;
     out[v918] = v915;
   }
-  const unsigned int v919 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v919 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v921 = v444 + v919;
-  const unsigned int v922 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v922 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v924 = v447 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
@@ -912,11 +912,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v932 = v931 + v924;
     out[v932] = v929;
   }
-  const unsigned int v933 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v933 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v935 = v444 + v933;
-  const unsigned int v936 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v936 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v938 = v447 + v936;
-  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v940 = v938 < v1;
   const bool v941 = v939 && v940;
   if (v941) {
@@ -926,11 +926,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v946 = v945 + v938;
     out[v946] = v943;
   }
-  const unsigned int v947 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v947 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v949 = v444 + v947;
-  const unsigned int v950 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v950 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v952 = v447 + v950;
-  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v954 = v952 < v1;
   const bool v955 = v953 && v954;
   if (v955) {
@@ -940,11 +940,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v960 = v959 + v952;
     out[v960] = v957;
   }
-  const unsigned int v961 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v961 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v963 = v444 + v961;
-  const unsigned int v964 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v964 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v966 = v447 + v964;
-  const bool v967 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v967 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v968 = v966 < v1;
   const bool v969 = v967 && v968;
   if (v969) {
@@ -954,11 +954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v974 = v973 + v966;
     out[v974] = v971;
   }
-  const unsigned int v975 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v975 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v977 = v444 + v975;
-  const unsigned int v978 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v978 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v980 = v447 + v978;
-  const bool v981 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v981 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v982 = v980 < v1;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -968,11 +968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v988 = v987 + v980;
     out[v988] = v985;
   }
-  const unsigned int v989 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v989 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v991 = v444 + v989;
-  const unsigned int v992 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v992 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v994 = v447 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -982,11 +982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1002 = v1001 + v994;
     out[v1002] = v999;
   }
-  const unsigned int v1003 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1003 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1005 = v444 + v1003;
-  const unsigned int v1006 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1006 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1008 = v447 + v1006;
-  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1010 = v1008 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
@@ -996,11 +996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1016 = v1015 + v1008;
     out[v1016] = v1013;
   }
-  const unsigned int v1017 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1017 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1019 = v444 + v1017;
-  const unsigned int v1020 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1020 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1022 = v447 + v1020;
-  const bool v1023 = v1019 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1023 = v1019 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1024 = v1022 < v1;
   const bool v1025 = v1023 && v1024;
   if (v1025) {
@@ -1010,11 +1010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1030 = v1029 + v1022;
     out[v1030] = v1027;
   }
-  const unsigned int v1031 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1031 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1033 = v444 + v1031;
-  const unsigned int v1034 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1034 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1036 = v447 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -1024,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1044 = v1043 + v1036;
     out[v1044] = v1041;
   }
-  const unsigned int v1045 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1045 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1047 = v444 + v1045;
-  const unsigned int v1048 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1048 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1050 = v447 + v1048;
-  const bool v1051 = v1047 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1051 = v1047 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1052 = v1050 < v1;
   const bool v1053 = v1051 && v1052;
   if (v1053) {
@@ -1038,11 +1038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1058 = v1057 + v1050;
     out[v1058] = v1055;
   }
-  const unsigned int v1059 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1059 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1061 = v444 + v1059;
-  const unsigned int v1062 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1062 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1064 = v447 + v1062;
-  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1066 = v1064 < v1;
   const bool v1067 = v1065 && v1066;
   if (v1067) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1072 = v1071 + v1064;
     out[v1072] = v1069;
   }
-  const unsigned int v1073 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1073 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1075 = v444 + v1073;
-  const unsigned int v1076 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1076 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1078 = v447 + v1076;
-  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1080 = v1078 < v1;
   const bool v1081 = v1079 && v1080;
   if (v1081) {
@@ -1066,11 +1066,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1086 = v1085 + v1078;
     out[v1086] = v1083;
   }
-  const unsigned int v1087 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1087 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1089 = v444 + v1087;
-  const unsigned int v1090 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1090 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1092 = v447 + v1090;
-  const bool v1093 = v1089 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1093 = v1089 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1094 = v1092 < v1;
   const bool v1095 = v1093 && v1094;
   if (v1095) {
@@ -1080,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1100 = v1099 + v1092;
     out[v1100] = v1097;
   }
-  const unsigned int v1101 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1101 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1103 = v444 + v1101;
-  const unsigned int v1104 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1104 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1106 = v447 + v1104;
-  const bool v1107 = v1103 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1107 = v1103 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1108 = v1106 < v1;
   const bool v1109 = v1107 && v1108;
   if (v1109) {
@@ -1094,11 +1094,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1114 = v1113 + v1106;
     out[v1114] = v1111;
   }
-  const unsigned int v1115 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1115 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1117 = v444 + v1115;
-  const unsigned int v1118 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1118 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1120 = v447 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1108,11 +1108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1128 = v1127 + v1120;
     out[v1128] = v1125;
   }
-  const unsigned int v1129 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1129 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1131 = v444 + v1129;
-  const unsigned int v1132 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1132 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1134 = v447 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1136 = v1134 < v1;
   const bool v1137 = v1135 && v1136;
   if (v1137) {
@@ -1122,11 +1122,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1142 = v1141 + v1134;
     out[v1142] = v1139;
   }
-  const unsigned int v1143 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1143 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1145 = v444 + v1143;
-  const unsigned int v1146 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1146 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1148 = v447 + v1146;
-  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1136,11 +1136,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1156 = v1155 + v1148;
     out[v1156] = v1153;
   }
-  const unsigned int v1157 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1157 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1159 = v444 + v1157;
-  const unsigned int v1160 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1160 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1162 = v447 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
@@ -1150,11 +1150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1170 = v1169 + v1162;
     out[v1170] = v1167;
   }
-  const unsigned int v1171 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1171 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1173 = v444 + v1171;
-  const unsigned int v1174 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1174 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1176 = v447 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -1164,11 +1164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1184 = v1183 + v1176;
     out[v1184] = v1181;
   }
-  const unsigned int v1185 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1185 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1187 = v444 + v1185;
-  const unsigned int v1188 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1188 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1190 = v447 + v1188;
-  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1192 = v1190 < v1;
   const bool v1193 = v1191 && v1192;
   if (v1193) {
@@ -1178,11 +1178,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1198 = v1197 + v1190;
     out[v1198] = v1195;
   }
-  const unsigned int v1199 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1199 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1201 = v444 + v1199;
-  const unsigned int v1202 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1202 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1204 = v447 + v1202;
-  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1192,11 +1192,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1212 = v1211 + v1204;
     out[v1212] = v1209;
   }
-  const unsigned int v1213 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1213 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1215 = v444 + v1213;
-  const unsigned int v1216 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1216 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1218 = v447 + v1216;
-  const bool v1219 = v1215 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1219 = v1215 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1220 = v1218 < v1;
   const bool v1221 = v1219 && v1220;
   if (v1221) {
@@ -1206,11 +1206,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1226 = v1225 + v1218;
     out[v1226] = v1223;
   }
-  const unsigned int v1227 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1227 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1229 = v444 + v1227;
-  const unsigned int v1230 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1230 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1232 = v447 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1220,11 +1220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1240 = v1239 + v1232;
     out[v1240] = v1237;
   }
-  const unsigned int v1241 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1241 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1243 = v444 + v1241;
-  const unsigned int v1244 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1244 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1246 = v447 + v1244;
-  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1248 = v1246 < v1;
   const bool v1249 = v1247 && v1248;
   if (v1249) {
@@ -1234,11 +1234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1254 = v1253 + v1246;
     out[v1254] = v1251;
   }
-  const unsigned int v1255 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1255 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1257 = v444 + v1255;
-  const unsigned int v1258 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1258 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1260 = v447 + v1258;
-  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1262 = v1260 < v1;
   const bool v1263 = v1261 && v1262;
   if (v1263) {
@@ -1248,11 +1248,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1268 = v1267 + v1260;
     out[v1268] = v1265;
   }
-  const unsigned int v1269 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1269 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1271 = v444 + v1269;
-  const unsigned int v1272 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1272 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1274 = v447 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1276 = v1274 < v1;
   const bool v1277 = v1275 && v1276;
   if (v1277) {
@@ -1262,11 +1262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1282 = v1281 + v1274;
     out[v1282] = v1279;
   }
-  const unsigned int v1283 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1283 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1285 = v444 + v1283;
-  const unsigned int v1286 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1286 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1288 = v447 + v1286;
-  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1290 = v1288 < v1;
   const bool v1291 = v1289 && v1290;
   if (v1291) {
@@ -1276,11 +1276,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1296 = v1295 + v1288;
     out[v1296] = v1293;
   }
-  const unsigned int v1297 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1297 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1299 = v444 + v1297;
-  const unsigned int v1300 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1300 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1302 = v447 + v1300;
-  const bool v1303 = v1299 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1303 = v1299 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1304 = v1302 < v1;
   const bool v1305 = v1303 && v1304;
   if (v1305) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1310 = v1309 + v1302;
     out[v1310] = v1307;
   }
-  const unsigned int v1311 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1311 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1313 = v444 + v1311;
-  const unsigned int v1314 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1314 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1316 = v447 + v1314;
-  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1318 = v1316 < v1;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1324 = v1323 + v1316;
     out[v1324] = v1321;
   }
-  const unsigned int v1325 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1325 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1327 = v444 + v1325;
-  const unsigned int v1328 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1328 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1330 = v447 + v1328;
-  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1332 = v1330 < v1;
   const bool v1333 = v1331 && v1332;
   if (v1333) {

@@ -200,27 +200,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__nv_bfloat16, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, __float2bfloat16_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const unsigned int v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -305,17 +305,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const unsigned int v193 = v176 * 72u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v195 = v193 + v180;
     iron_copy_async(shm1 + v195, b + v191, v185);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -352,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -374,32 +374,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
         const unsigned int v357 = v356 + v180;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 5120u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 40u);
-      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v26, shm1, v371, 72u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v377, 40u);
-      const unsigned int v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const unsigned int v381 = v380 + v20;
       iron_frag_load_shared<false>(v26, shm1, v381, 72u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v385 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v386 = threadIdx.x;
-    const unsigned int v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const unsigned int v454 = v442 + 16u;
-    const unsigned int v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:123
+    const unsigned int v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (unsigned int v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v388 = v386; v388 < 4096u; v388 += v385) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v390 = v388 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v392 = v388 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -445,1104 +445,1104 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
           shm1[v435] = __float2bfloat16_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v442, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v20, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v24, shm0, v454, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v458, 72u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v442, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v20, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v24, shm0, v454, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v458, 72u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v459 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v459 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v460 = v8 + v16;
   const unsigned int v461 = v460 + v459;
-  const unsigned int v462 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v462 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v463 = v11 + v20;
   const unsigned int v464 = v463 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
     const float v468 = v22.x[0];
-    const unsigned int v469 = v461 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v469 = v461 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v470 = v469 + v464;
     const __nv_bfloat16 v471 = residual[v470];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v472 = __bfloat162float(v471);
     const float v473 = fmaf(v468, v3, v472);
     const __nv_bfloat16 v474 = __float2bfloat16_rn(v473);
-    out[v470] = v474;
+    out[v470] = v474;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v475 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v475 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v477 = v460 + v475;
-  const unsigned int v478 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v478 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v480 = v463 + v478;
-  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v482 = v480 < v1;
   const bool v483 = v481 && v482;
   if (v483) {
     const float v484 = v22.x[1];
-    const unsigned int v485 = v477 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v485 = v477 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v486 = v485 + v480;
     const __nv_bfloat16 v487 = residual[v486];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v488 = __bfloat162float(v487);
     const float v489 = fmaf(v484, v3, v488);
     const __nv_bfloat16 v490 = __float2bfloat16_rn(v489);
-    out[v486] = v490;
+    out[v486] = v490;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v491 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v491 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v493 = v460 + v491;
-  const unsigned int v494 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v494 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v496 = v463 + v494;
-  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v498 = v496 < v1;
   const bool v499 = v497 && v498;
   if (v499) {
     const float v500 = v22.x[2];
-    const unsigned int v501 = v493 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v501 = v493 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v502 = v501 + v496;
     const __nv_bfloat16 v503 = residual[v502];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v504 = __bfloat162float(v503);
     const float v505 = fmaf(v500, v3, v504);
     const __nv_bfloat16 v506 = __float2bfloat16_rn(v505);
-    out[v502] = v506;
+    out[v502] = v506;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v507 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v507 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v509 = v460 + v507;
-  const unsigned int v510 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v510 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v512 = v463 + v510;
-  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v514 = v512 < v1;
   const bool v515 = v513 && v514;
   if (v515) {
     const float v516 = v22.x[3];
-    const unsigned int v517 = v509 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v517 = v509 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v518 = v517 + v512;
     const __nv_bfloat16 v519 = residual[v518];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v520 = __bfloat162float(v519);
     const float v521 = fmaf(v516, v3, v520);
     const __nv_bfloat16 v522 = __float2bfloat16_rn(v521);
-    out[v518] = v522;
+    out[v518] = v522;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v523 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v523 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v525 = v460 + v523;
-  const unsigned int v526 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v526 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v528 = v463 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
     const float v532 = v22.x[4];
-    const unsigned int v533 = v525 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v533 = v525 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v534 = v533 + v528;
     const __nv_bfloat16 v535 = residual[v534];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v536 = __bfloat162float(v535);
     const float v537 = fmaf(v532, v3, v536);
     const __nv_bfloat16 v538 = __float2bfloat16_rn(v537);
-    out[v534] = v538;
+    out[v534] = v538;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v539 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v539 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v541 = v460 + v539;
-  const unsigned int v542 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v542 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v544 = v463 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v546 = v544 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
     const float v548 = v22.x[5];
-    const unsigned int v549 = v541 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v549 = v541 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v550 = v549 + v544;
     const __nv_bfloat16 v551 = residual[v550];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v552 = __bfloat162float(v551);
     const float v553 = fmaf(v548, v3, v552);
     const __nv_bfloat16 v554 = __float2bfloat16_rn(v553);
-    out[v550] = v554;
+    out[v550] = v554;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v555 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v555 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v557 = v460 + v555;
-  const unsigned int v558 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v558 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v560 = v463 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
     const float v564 = v22.x[6];
-    const unsigned int v565 = v557 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v565 = v557 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v566 = v565 + v560;
     const __nv_bfloat16 v567 = residual[v566];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v568 = __bfloat162float(v567);
     const float v569 = fmaf(v564, v3, v568);
     const __nv_bfloat16 v570 = __float2bfloat16_rn(v569);
-    out[v566] = v570;
+    out[v566] = v570;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v571 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v571 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v573 = v460 + v571;
-  const unsigned int v574 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v574 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v576 = v463 + v574;
-  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v578 = v576 < v1;
   const bool v579 = v577 && v578;
   if (v579) {
     const float v580 = v22.x[7];
-    const unsigned int v581 = v573 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v581 = v573 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v582 = v581 + v576;
     const __nv_bfloat16 v583 = residual[v582];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v584 = __bfloat162float(v583);
     const float v585 = fmaf(v580, v3, v584);
     const __nv_bfloat16 v586 = __float2bfloat16_rn(v585);
-    out[v582] = v586;
+    out[v582] = v586;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v587 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v587 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v589 = v460 + v587;
-  const unsigned int v590 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v590 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v592 = v463 + v590;
-  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v594 = v592 < v1;
   const bool v595 = v593 && v594;
   if (v595) {
     const float v596 = v22.x[8];
-    const unsigned int v597 = v589 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v597 = v589 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v598 = v597 + v592;
     const __nv_bfloat16 v599 = residual[v598];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v600 = __bfloat162float(v599);
     const float v601 = fmaf(v596, v3, v600);
     const __nv_bfloat16 v602 = __float2bfloat16_rn(v601);
-    out[v598] = v602;
+    out[v598] = v602;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v603 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v603 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v605 = v460 + v603;
-  const unsigned int v606 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v606 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v608 = v463 + v606;
-  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v610 = v608 < v1;
   const bool v611 = v609 && v610;
   if (v611) {
     const float v612 = v22.x[9];
-    const unsigned int v613 = v605 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v613 = v605 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v614 = v613 + v608;
     const __nv_bfloat16 v615 = residual[v614];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v616 = __bfloat162float(v615);
     const float v617 = fmaf(v612, v3, v616);
     const __nv_bfloat16 v618 = __float2bfloat16_rn(v617);
-    out[v614] = v618;
+    out[v614] = v618;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v619 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v619 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v621 = v460 + v619;
-  const unsigned int v622 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v622 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v624 = v463 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
     const float v628 = v22.x[10];
-    const unsigned int v629 = v621 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v629 = v621 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v630 = v629 + v624;
     const __nv_bfloat16 v631 = residual[v630];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v632 = __bfloat162float(v631);
     const float v633 = fmaf(v628, v3, v632);
     const __nv_bfloat16 v634 = __float2bfloat16_rn(v633);
-    out[v630] = v634;
+    out[v630] = v634;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v635 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v635 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v637 = v460 + v635;
-  const unsigned int v638 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v638 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v640 = v463 + v638;
-  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
     const float v644 = v22.x[11];
-    const unsigned int v645 = v637 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v645 = v637 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v646 = v645 + v640;
     const __nv_bfloat16 v647 = residual[v646];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v648 = __bfloat162float(v647);
     const float v649 = fmaf(v644, v3, v648);
     const __nv_bfloat16 v650 = __float2bfloat16_rn(v649);
-    out[v646] = v650;
+    out[v646] = v650;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v651 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v651 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v653 = v460 + v651;
-  const unsigned int v654 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v654 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v656 = v463 + v654;
-  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v658 = v656 < v1;
   const bool v659 = v657 && v658;
   if (v659) {
     const float v660 = v22.x[12];
-    const unsigned int v661 = v653 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v661 = v653 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v662 = v661 + v656;
     const __nv_bfloat16 v663 = residual[v662];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v664 = __bfloat162float(v663);
     const float v665 = fmaf(v660, v3, v664);
     const __nv_bfloat16 v666 = __float2bfloat16_rn(v665);
-    out[v662] = v666;
+    out[v662] = v666;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v667 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v667 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v669 = v460 + v667;
-  const unsigned int v670 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v670 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v672 = v463 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
     const float v676 = v22.x[13];
-    const unsigned int v677 = v669 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v677 = v669 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v678 = v677 + v672;
     const __nv_bfloat16 v679 = residual[v678];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v680 = __bfloat162float(v679);
     const float v681 = fmaf(v676, v3, v680);
     const __nv_bfloat16 v682 = __float2bfloat16_rn(v681);
-    out[v678] = v682;
+    out[v678] = v682;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v683 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v683 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v685 = v460 + v683;
-  const unsigned int v686 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v686 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v688 = v463 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
     const float v692 = v22.x[14];
-    const unsigned int v693 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v693 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v694 = v693 + v688;
     const __nv_bfloat16 v695 = residual[v694];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v696 = __bfloat162float(v695);
     const float v697 = fmaf(v692, v3, v696);
     const __nv_bfloat16 v698 = __float2bfloat16_rn(v697);
-    out[v694] = v698;
+    out[v694] = v698;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v699 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v699 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v701 = v460 + v699;
-  const unsigned int v702 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v702 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v704 = v463 + v702;
-  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
     const float v708 = v22.x[15];
-    const unsigned int v709 = v701 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v709 = v701 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v710 = v709 + v704;
     const __nv_bfloat16 v711 = residual[v710];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v712 = __bfloat162float(v711);
     const float v713 = fmaf(v708, v3, v712);
     const __nv_bfloat16 v714 = __float2bfloat16_rn(v713);
-    out[v710] = v714;
+    out[v710] = v714;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v715 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v715 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v717 = v460 + v715;
-  const unsigned int v718 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v718 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v720 = v463 + v718;
-  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
     const float v724 = v22.x[16];
-    const unsigned int v725 = v717 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v725 = v717 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v726 = v725 + v720;
     const __nv_bfloat16 v727 = residual[v726];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v728 = __bfloat162float(v727);
     const float v729 = fmaf(v724, v3, v728);
     const __nv_bfloat16 v730 = __float2bfloat16_rn(v729);
-    out[v726] = v730;
+    out[v726] = v730;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v731 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v731 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v733 = v460 + v731;
-  const unsigned int v734 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v734 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v736 = v463 + v734;
-  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v738 = v736 < v1;
   const bool v739 = v737 && v738;
   if (v739) {
     const float v740 = v22.x[17];
-    const unsigned int v741 = v733 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v741 = v733 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v742 = v741 + v736;
     const __nv_bfloat16 v743 = residual[v742];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v744 = __bfloat162float(v743);
     const float v745 = fmaf(v740, v3, v744);
     const __nv_bfloat16 v746 = __float2bfloat16_rn(v745);
-    out[v742] = v746;
+    out[v742] = v746;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v747 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v747 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v749 = v460 + v747;
-  const unsigned int v750 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v750 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v752 = v463 + v750;
-  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
     const float v756 = v22.x[18];
-    const unsigned int v757 = v749 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v757 = v749 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v758 = v757 + v752;
     const __nv_bfloat16 v759 = residual[v758];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v760 = __bfloat162float(v759);
     const float v761 = fmaf(v756, v3, v760);
     const __nv_bfloat16 v762 = __float2bfloat16_rn(v761);
-    out[v758] = v762;
+    out[v758] = v762;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v763 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v763 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v765 = v460 + v763;
-  const unsigned int v766 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v766 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v768 = v463 + v766;
-  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v1;
   const bool v771 = v769 && v770;
   if (v771) {
     const float v772 = v22.x[19];
-    const unsigned int v773 = v765 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v773 = v765 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v774 = v773 + v768;
     const __nv_bfloat16 v775 = residual[v774];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v776 = __bfloat162float(v775);
     const float v777 = fmaf(v772, v3, v776);
     const __nv_bfloat16 v778 = __float2bfloat16_rn(v777);
-    out[v774] = v778;
+    out[v774] = v778;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v779 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v779 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v781 = v460 + v779;
-  const unsigned int v782 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v782 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v784 = v463 + v782;
-  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
     const float v788 = v22.x[20];
-    const unsigned int v789 = v781 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v789 = v781 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v790 = v789 + v784;
     const __nv_bfloat16 v791 = residual[v790];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v792 = __bfloat162float(v791);
     const float v793 = fmaf(v788, v3, v792);
     const __nv_bfloat16 v794 = __float2bfloat16_rn(v793);
-    out[v790] = v794;
+    out[v790] = v794;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v795 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v795 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v797 = v460 + v795;
-  const unsigned int v798 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v798 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v800 = v463 + v798;
-  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
     const float v804 = v22.x[21];
-    const unsigned int v805 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v805 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v806 = v805 + v800;
     const __nv_bfloat16 v807 = residual[v806];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v808 = __bfloat162float(v807);
     const float v809 = fmaf(v804, v3, v808);
     const __nv_bfloat16 v810 = __float2bfloat16_rn(v809);
-    out[v806] = v810;
+    out[v806] = v810;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v811 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v811 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v813 = v460 + v811;
-  const unsigned int v814 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v814 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v816 = v463 + v814;
-  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v818 = v816 < v1;
   const bool v819 = v817 && v818;
   if (v819) {
     const float v820 = v22.x[22];
-    const unsigned int v821 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v821 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v822 = v821 + v816;
     const __nv_bfloat16 v823 = residual[v822];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v824 = __bfloat162float(v823);
     const float v825 = fmaf(v820, v3, v824);
     const __nv_bfloat16 v826 = __float2bfloat16_rn(v825);
-    out[v822] = v826;
+    out[v822] = v826;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v827 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v827 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v829 = v460 + v827;
-  const unsigned int v830 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v830 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v832 = v463 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
     const float v836 = v22.x[23];
-    const unsigned int v837 = v829 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v837 = v829 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v838 = v837 + v832;
     const __nv_bfloat16 v839 = residual[v838];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v840 = __bfloat162float(v839);
     const float v841 = fmaf(v836, v3, v840);
     const __nv_bfloat16 v842 = __float2bfloat16_rn(v841);
-    out[v838] = v842;
+    out[v838] = v842;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v843 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v843 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v845 = v460 + v843;
-  const unsigned int v846 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v846 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v848 = v463 + v846;
-  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v850 = v848 < v1;
   const bool v851 = v849 && v850;
   if (v851) {
     const float v852 = v22.x[24];
-    const unsigned int v853 = v845 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v853 = v845 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v854 = v853 + v848;
     const __nv_bfloat16 v855 = residual[v854];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v856 = __bfloat162float(v855);
     const float v857 = fmaf(v852, v3, v856);
     const __nv_bfloat16 v858 = __float2bfloat16_rn(v857);
-    out[v854] = v858;
+    out[v854] = v858;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v859 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v859 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v861 = v460 + v859;
-  const unsigned int v862 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v862 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v864 = v463 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
     const float v868 = v22.x[25];
-    const unsigned int v869 = v861 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v869 = v861 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v870 = v869 + v864;
     const __nv_bfloat16 v871 = residual[v870];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v872 = __bfloat162float(v871);
     const float v873 = fmaf(v868, v3, v872);
     const __nv_bfloat16 v874 = __float2bfloat16_rn(v873);
-    out[v870] = v874;
+    out[v870] = v874;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v875 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v875 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v877 = v460 + v875;
-  const unsigned int v878 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v878 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v880 = v463 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
     const float v884 = v22.x[26];
-    const unsigned int v885 = v877 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v885 = v877 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v886 = v885 + v880;
     const __nv_bfloat16 v887 = residual[v886];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v888 = __bfloat162float(v887);
     const float v889 = fmaf(v884, v3, v888);
     const __nv_bfloat16 v890 = __float2bfloat16_rn(v889);
-    out[v886] = v890;
+    out[v886] = v890;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v891 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v891 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v893 = v460 + v891;
-  const unsigned int v894 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v894 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v896 = v463 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
     const float v900 = v22.x[27];
-    const unsigned int v901 = v893 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v901 = v893 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v902 = v901 + v896;
     const __nv_bfloat16 v903 = residual[v902];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v904 = __bfloat162float(v903);
     const float v905 = fmaf(v900, v3, v904);
     const __nv_bfloat16 v906 = __float2bfloat16_rn(v905);
-    out[v902] = v906;
+    out[v902] = v906;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v907 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v907 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v909 = v460 + v907;
-  const unsigned int v910 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v910 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v912 = v463 + v910;
-  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v914 = v912 < v1;
   const bool v915 = v913 && v914;
   if (v915) {
     const float v916 = v22.x[28];
-    const unsigned int v917 = v909 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v917 = v909 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v918 = v917 + v912;
     const __nv_bfloat16 v919 = residual[v918];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v920 = __bfloat162float(v919);
     const float v921 = fmaf(v916, v3, v920);
     const __nv_bfloat16 v922 = __float2bfloat16_rn(v921);
-    out[v918] = v922;
+    out[v918] = v922;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v923 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v923 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v925 = v460 + v923;
-  const unsigned int v926 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v926 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v928 = v463 + v926;
-  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
     const float v932 = v22.x[29];
-    const unsigned int v933 = v925 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v933 = v925 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v934 = v933 + v928;
     const __nv_bfloat16 v935 = residual[v934];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v936 = __bfloat162float(v935);
     const float v937 = fmaf(v932, v3, v936);
     const __nv_bfloat16 v938 = __float2bfloat16_rn(v937);
-    out[v934] = v938;
+    out[v934] = v938;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v939 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v939 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v941 = v460 + v939;
-  const unsigned int v942 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v942 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v944 = v463 + v942;
-  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
     const float v948 = v22.x[30];
-    const unsigned int v949 = v941 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v949 = v941 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v950 = v949 + v944;
     const __nv_bfloat16 v951 = residual[v950];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v952 = __bfloat162float(v951);
     const float v953 = fmaf(v948, v3, v952);
     const __nv_bfloat16 v954 = __float2bfloat16_rn(v953);
-    out[v950] = v954;
+    out[v950] = v954;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v955 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v955 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v957 = v460 + v955;
-  const unsigned int v958 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v958 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v960 = v463 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
     const float v964 = v22.x[31];
-    const unsigned int v965 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v965 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v966 = v965 + v960;
     const __nv_bfloat16 v967 = residual[v966];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v968 = __bfloat162float(v967);
     const float v969 = fmaf(v964, v3, v968);
     const __nv_bfloat16 v970 = __float2bfloat16_rn(v969);
-    out[v966] = v970;
+    out[v966] = v970;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v971 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v971 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v973 = v460 + v971;
-  const unsigned int v974 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v974 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v976 = v463 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
     const float v980 = v22.x[32];
-    const unsigned int v981 = v973 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v981 = v973 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v982 = v981 + v976;
     const __nv_bfloat16 v983 = residual[v982];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v984 = __bfloat162float(v983);
     const float v985 = fmaf(v980, v3, v984);
     const __nv_bfloat16 v986 = __float2bfloat16_rn(v985);
-    out[v982] = v986;
+    out[v982] = v986;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v987 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v987 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v989 = v460 + v987;
-  const unsigned int v990 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v990 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v992 = v463 + v990;
-  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
     const float v996 = v22.x[33];
-    const unsigned int v997 = v989 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v997 = v989 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v998 = v997 + v992;
     const __nv_bfloat16 v999 = residual[v998];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1000 = __bfloat162float(v999);
     const float v1001 = fmaf(v996, v3, v1000);
     const __nv_bfloat16 v1002 = __float2bfloat16_rn(v1001);
-    out[v998] = v1002;
+    out[v998] = v1002;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1003 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1003 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1005 = v460 + v1003;
-  const unsigned int v1006 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1006 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1008 = v463 + v1006;
-  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1010 = v1008 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
     const float v1012 = v22.x[34];
-    const unsigned int v1013 = v1005 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1013 = v1005 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1014 = v1013 + v1008;
     const __nv_bfloat16 v1015 = residual[v1014];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1016 = __bfloat162float(v1015);
     const float v1017 = fmaf(v1012, v3, v1016);
     const __nv_bfloat16 v1018 = __float2bfloat16_rn(v1017);
-    out[v1014] = v1018;
+    out[v1014] = v1018;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1019 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1019 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1021 = v460 + v1019;
-  const unsigned int v1022 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1022 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1024 = v463 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
     const float v1028 = v22.x[35];
-    const unsigned int v1029 = v1021 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1029 = v1021 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1030 = v1029 + v1024;
     const __nv_bfloat16 v1031 = residual[v1030];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1032 = __bfloat162float(v1031);
     const float v1033 = fmaf(v1028, v3, v1032);
     const __nv_bfloat16 v1034 = __float2bfloat16_rn(v1033);
-    out[v1030] = v1034;
+    out[v1030] = v1034;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1035 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1035 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1037 = v460 + v1035;
-  const unsigned int v1038 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1038 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1040 = v463 + v1038;
-  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
     const float v1044 = v22.x[36];
-    const unsigned int v1045 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1045 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1046 = v1045 + v1040;
     const __nv_bfloat16 v1047 = residual[v1046];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1048 = __bfloat162float(v1047);
     const float v1049 = fmaf(v1044, v3, v1048);
     const __nv_bfloat16 v1050 = __float2bfloat16_rn(v1049);
-    out[v1046] = v1050;
+    out[v1046] = v1050;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1051 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1051 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1053 = v460 + v1051;
-  const unsigned int v1054 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1054 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1056 = v463 + v1054;
-  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1058 = v1056 < v1;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
     const float v1060 = v22.x[37];
-    const unsigned int v1061 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1061 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1062 = v1061 + v1056;
     const __nv_bfloat16 v1063 = residual[v1062];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1064 = __bfloat162float(v1063);
     const float v1065 = fmaf(v1060, v3, v1064);
     const __nv_bfloat16 v1066 = __float2bfloat16_rn(v1065);
-    out[v1062] = v1066;
+    out[v1062] = v1066;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1067 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1069 = v460 + v1067;
-  const unsigned int v1070 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1070 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1072 = v463 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
     const float v1076 = v22.x[38];
-    const unsigned int v1077 = v1069 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1077 = v1069 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1078 = v1077 + v1072;
     const __nv_bfloat16 v1079 = residual[v1078];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1080 = __bfloat162float(v1079);
     const float v1081 = fmaf(v1076, v3, v1080);
     const __nv_bfloat16 v1082 = __float2bfloat16_rn(v1081);
-    out[v1078] = v1082;
+    out[v1078] = v1082;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1083 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1083 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1085 = v460 + v1083;
-  const unsigned int v1086 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1086 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1088 = v463 + v1086;
-  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
     const float v1092 = v22.x[39];
-    const unsigned int v1093 = v1085 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1093 = v1085 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1094 = v1093 + v1088;
     const __nv_bfloat16 v1095 = residual[v1094];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1096 = __bfloat162float(v1095);
     const float v1097 = fmaf(v1092, v3, v1096);
     const __nv_bfloat16 v1098 = __float2bfloat16_rn(v1097);
-    out[v1094] = v1098;
+    out[v1094] = v1098;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1099 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1099 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1101 = v460 + v1099;
-  const unsigned int v1102 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1102 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1104 = v463 + v1102;
-  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
     const float v1108 = v22.x[40];
-    const unsigned int v1109 = v1101 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1109 = v1101 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1110 = v1109 + v1104;
     const __nv_bfloat16 v1111 = residual[v1110];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1112 = __bfloat162float(v1111);
     const float v1113 = fmaf(v1108, v3, v1112);
     const __nv_bfloat16 v1114 = __float2bfloat16_rn(v1113);
-    out[v1110] = v1114;
+    out[v1110] = v1114;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1115 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1115 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1117 = v460 + v1115;
-  const unsigned int v1118 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1118 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1120 = v463 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
     const float v1124 = v22.x[41];
-    const unsigned int v1125 = v1117 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1125 = v1117 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1126 = v1125 + v1120;
     const __nv_bfloat16 v1127 = residual[v1126];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1128 = __bfloat162float(v1127);
     const float v1129 = fmaf(v1124, v3, v1128);
     const __nv_bfloat16 v1130 = __float2bfloat16_rn(v1129);
-    out[v1126] = v1130;
+    out[v1126] = v1130;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1131 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1131 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1133 = v460 + v1131;
-  const unsigned int v1134 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1134 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1136 = v463 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
     const float v1140 = v22.x[42];
-    const unsigned int v1141 = v1133 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1141 = v1133 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1142 = v1141 + v1136;
     const __nv_bfloat16 v1143 = residual[v1142];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1144 = __bfloat162float(v1143);
     const float v1145 = fmaf(v1140, v3, v1144);
     const __nv_bfloat16 v1146 = __float2bfloat16_rn(v1145);
-    out[v1142] = v1146;
+    out[v1142] = v1146;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1147 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1147 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1149 = v460 + v1147;
-  const unsigned int v1150 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1150 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1152 = v463 + v1150;
-  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1154 = v1152 < v1;
   const bool v1155 = v1153 && v1154;
   if (v1155) {
     const float v1156 = v22.x[43];
-    const unsigned int v1157 = v1149 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1157 = v1149 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1158 = v1157 + v1152;
     const __nv_bfloat16 v1159 = residual[v1158];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1160 = __bfloat162float(v1159);
     const float v1161 = fmaf(v1156, v3, v1160);
     const __nv_bfloat16 v1162 = __float2bfloat16_rn(v1161);
-    out[v1158] = v1162;
+    out[v1158] = v1162;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1163 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1163 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1165 = v460 + v1163;
-  const unsigned int v1166 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1166 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1168 = v463 + v1166;
-  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
     const float v1172 = v22.x[44];
-    const unsigned int v1173 = v1165 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1173 = v1165 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1174 = v1173 + v1168;
     const __nv_bfloat16 v1175 = residual[v1174];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1176 = __bfloat162float(v1175);
     const float v1177 = fmaf(v1172, v3, v1176);
     const __nv_bfloat16 v1178 = __float2bfloat16_rn(v1177);
-    out[v1174] = v1178;
+    out[v1174] = v1178;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1179 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1179 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1181 = v460 + v1179;
-  const unsigned int v1182 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1182 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1184 = v463 + v1182;
-  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1186 = v1184 < v1;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
     const float v1188 = v22.x[45];
-    const unsigned int v1189 = v1181 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1189 = v1181 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1190 = v1189 + v1184;
     const __nv_bfloat16 v1191 = residual[v1190];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1192 = __bfloat162float(v1191);
     const float v1193 = fmaf(v1188, v3, v1192);
     const __nv_bfloat16 v1194 = __float2bfloat16_rn(v1193);
-    out[v1190] = v1194;
+    out[v1190] = v1194;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1195 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1197 = v460 + v1195;
-  const unsigned int v1198 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1198 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1200 = v463 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
     const float v1204 = v22.x[46];
-    const unsigned int v1205 = v1197 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1205 = v1197 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1206 = v1205 + v1200;
     const __nv_bfloat16 v1207 = residual[v1206];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1208 = __bfloat162float(v1207);
     const float v1209 = fmaf(v1204, v3, v1208);
     const __nv_bfloat16 v1210 = __float2bfloat16_rn(v1209);
-    out[v1206] = v1210;
+    out[v1206] = v1210;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1211 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1211 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1213 = v460 + v1211;
-  const unsigned int v1214 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1214 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1216 = v463 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
     const float v1220 = v22.x[47];
-    const unsigned int v1221 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1221 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1222 = v1221 + v1216;
     const __nv_bfloat16 v1223 = residual[v1222];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1224 = __bfloat162float(v1223);
     const float v1225 = fmaf(v1220, v3, v1224);
     const __nv_bfloat16 v1226 = __float2bfloat16_rn(v1225);
-    out[v1222] = v1226;
+    out[v1222] = v1226;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1227 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1227 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1229 = v460 + v1227;
-  const unsigned int v1230 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1230 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1232 = v463 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
     const float v1236 = v22.x[48];
-    const unsigned int v1237 = v1229 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1237 = v1229 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1238 = v1237 + v1232;
     const __nv_bfloat16 v1239 = residual[v1238];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1240 = __bfloat162float(v1239);
     const float v1241 = fmaf(v1236, v3, v1240);
     const __nv_bfloat16 v1242 = __float2bfloat16_rn(v1241);
-    out[v1238] = v1242;
+    out[v1238] = v1242;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1243 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1243 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1245 = v460 + v1243;
-  const unsigned int v1246 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1246 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1248 = v463 + v1246;
-  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
     const float v1252 = v22.x[49];
-    const unsigned int v1253 = v1245 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1253 = v1245 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1254 = v1253 + v1248;
     const __nv_bfloat16 v1255 = residual[v1254];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1256 = __bfloat162float(v1255);
     const float v1257 = fmaf(v1252, v3, v1256);
     const __nv_bfloat16 v1258 = __float2bfloat16_rn(v1257);
-    out[v1254] = v1258;
+    out[v1254] = v1258;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1259 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1259 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1261 = v460 + v1259;
-  const unsigned int v1262 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1262 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1264 = v463 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
     const float v1268 = v22.x[50];
-    const unsigned int v1269 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1269 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1270 = v1269 + v1264;
     const __nv_bfloat16 v1271 = residual[v1270];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1272 = __bfloat162float(v1271);
     const float v1273 = fmaf(v1268, v3, v1272);
     const __nv_bfloat16 v1274 = __float2bfloat16_rn(v1273);
-    out[v1270] = v1274;
+    out[v1270] = v1274;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1275 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1275 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1277 = v460 + v1275;
-  const unsigned int v1278 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1278 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1280 = v463 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
     const float v1284 = v22.x[51];
-    const unsigned int v1285 = v1277 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1285 = v1277 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1286 = v1285 + v1280;
     const __nv_bfloat16 v1287 = residual[v1286];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1288 = __bfloat162float(v1287);
     const float v1289 = fmaf(v1284, v3, v1288);
     const __nv_bfloat16 v1290 = __float2bfloat16_rn(v1289);
-    out[v1286] = v1290;
+    out[v1286] = v1290;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1291 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1291 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1293 = v460 + v1291;
-  const unsigned int v1294 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1294 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1296 = v463 + v1294;
-  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
     const float v1300 = v22.x[52];
-    const unsigned int v1301 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1301 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1302 = v1301 + v1296;
     const __nv_bfloat16 v1303 = residual[v1302];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1304 = __bfloat162float(v1303);
     const float v1305 = fmaf(v1300, v3, v1304);
     const __nv_bfloat16 v1306 = __float2bfloat16_rn(v1305);
-    out[v1302] = v1306;
+    out[v1302] = v1306;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1307 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1309 = v460 + v1307;
-  const unsigned int v1310 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1310 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1312 = v463 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
     const float v1316 = v22.x[53];
-    const unsigned int v1317 = v1309 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1317 = v1309 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1318 = v1317 + v1312;
     const __nv_bfloat16 v1319 = residual[v1318];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1320 = __bfloat162float(v1319);
     const float v1321 = fmaf(v1316, v3, v1320);
     const __nv_bfloat16 v1322 = __float2bfloat16_rn(v1321);
-    out[v1318] = v1322;
+    out[v1318] = v1322;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1323 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1323 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1325 = v460 + v1323;
-  const unsigned int v1326 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1326 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1328 = v463 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
     const float v1332 = v22.x[54];
-    const unsigned int v1333 = v1325 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1333 = v1325 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1334 = v1333 + v1328;
     const __nv_bfloat16 v1335 = residual[v1334];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1336 = __bfloat162float(v1335);
     const float v1337 = fmaf(v1332, v3, v1336);
     const __nv_bfloat16 v1338 = __float2bfloat16_rn(v1337);
-    out[v1334] = v1338;
+    out[v1334] = v1338;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1339 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1339 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1341 = v460 + v1339;
-  const unsigned int v1342 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1342 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1344 = v463 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
     const float v1348 = v22.x[55];
-    const unsigned int v1349 = v1341 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1349 = v1341 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1350 = v1349 + v1344;
     const __nv_bfloat16 v1351 = residual[v1350];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1352 = __bfloat162float(v1351);
     const float v1353 = fmaf(v1348, v3, v1352);
     const __nv_bfloat16 v1354 = __float2bfloat16_rn(v1353);
-    out[v1350] = v1354;
+    out[v1350] = v1354;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1355 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1355 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1357 = v460 + v1355;
-  const unsigned int v1358 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1358 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1360 = v463 + v1358;
-  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
     const float v1364 = v22.x[56];
-    const unsigned int v1365 = v1357 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1365 = v1357 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1366 = v1365 + v1360;
     const __nv_bfloat16 v1367 = residual[v1366];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1368 = __bfloat162float(v1367);
     const float v1369 = fmaf(v1364, v3, v1368);
     const __nv_bfloat16 v1370 = __float2bfloat16_rn(v1369);
-    out[v1366] = v1370;
+    out[v1366] = v1370;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1371 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1371 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1373 = v460 + v1371;
-  const unsigned int v1374 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1374 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1376 = v463 + v1374;
-  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
     const float v1380 = v22.x[57];
-    const unsigned int v1381 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1381 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1382 = v1381 + v1376;
     const __nv_bfloat16 v1383 = residual[v1382];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1384 = __bfloat162float(v1383);
     const float v1385 = fmaf(v1380, v3, v1384);
     const __nv_bfloat16 v1386 = __float2bfloat16_rn(v1385);
-    out[v1382] = v1386;
+    out[v1382] = v1386;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1387 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1387 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1389 = v460 + v1387;
-  const unsigned int v1390 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1390 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1392 = v463 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1394 = v1392 < v1;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
     const float v1396 = v22.x[58];
-    const unsigned int v1397 = v1389 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1397 = v1389 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1398 = v1397 + v1392;
     const __nv_bfloat16 v1399 = residual[v1398];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1400 = __bfloat162float(v1399);
     const float v1401 = fmaf(v1396, v3, v1400);
     const __nv_bfloat16 v1402 = __float2bfloat16_rn(v1401);
-    out[v1398] = v1402;
+    out[v1398] = v1402;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1403 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1405 = v460 + v1403;
-  const unsigned int v1406 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1406 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1408 = v463 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
     const float v1412 = v22.x[59];
-    const unsigned int v1413 = v1405 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1413 = v1405 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1414 = v1413 + v1408;
     const __nv_bfloat16 v1415 = residual[v1414];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1416 = __bfloat162float(v1415);
     const float v1417 = fmaf(v1412, v3, v1416);
     const __nv_bfloat16 v1418 = __float2bfloat16_rn(v1417);
-    out[v1414] = v1418;
+    out[v1414] = v1418;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1419 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1419 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1421 = v460 + v1419;
-  const unsigned int v1422 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1422 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1424 = v463 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
     const float v1428 = v22.x[60];
-    const unsigned int v1429 = v1421 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1429 = v1421 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1430 = v1429 + v1424;
     const __nv_bfloat16 v1431 = residual[v1430];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1432 = __bfloat162float(v1431);
     const float v1433 = fmaf(v1428, v3, v1432);
     const __nv_bfloat16 v1434 = __float2bfloat16_rn(v1433);
-    out[v1430] = v1434;
+    out[v1430] = v1434;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1435 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1437 = v460 + v1435;
-  const unsigned int v1438 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1438 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1440 = v463 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
     const float v1444 = v22.x[61];
-    const unsigned int v1445 = v1437 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1445 = v1437 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1446 = v1445 + v1440;
     const __nv_bfloat16 v1447 = residual[v1446];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1448 = __bfloat162float(v1447);
     const float v1449 = fmaf(v1444, v3, v1448);
     const __nv_bfloat16 v1450 = __float2bfloat16_rn(v1449);
-    out[v1446] = v1450;
+    out[v1446] = v1450;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1451 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1451 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1453 = v460 + v1451;
-  const unsigned int v1454 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1454 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1456 = v463 + v1454;
-  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
     const float v1460 = v22.x[62];
-    const unsigned int v1461 = v1453 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1461 = v1453 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1462 = v1461 + v1456;
     const __nv_bfloat16 v1463 = residual[v1462];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1464 = __bfloat162float(v1463);
     const float v1465 = fmaf(v1460, v3, v1464);
     const __nv_bfloat16 v1466 = __float2bfloat16_rn(v1465);
-    out[v1462] = v1466;
+    out[v1462] = v1466;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1467 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1467 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1469 = v460 + v1467;
-  const unsigned int v1470 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1470 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1472 = v463 + v1470;
-  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1474 = v1472 < v1;
   const bool v1475 = v1473 && v1474;
   if (v1475) {
     const float v1476 = v22.x[63];
-    const unsigned int v1477 = v1469 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1477 = v1469 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1478 = v1477 + v1472;
     const __nv_bfloat16 v1479 = residual[v1478];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1480 = __bfloat162float(v1479);
     const float v1481 = fmaf(v1476, v3, v1480);
     const __nv_bfloat16 v1482 = __float2bfloat16_rn(v1481);
-    out[v1478] = v1482;
+    out[v1478] = v1482;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

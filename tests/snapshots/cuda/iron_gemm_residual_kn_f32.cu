@@ -198,27 +198,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const unsigned int v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -303,17 +303,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
     const unsigned int v193 = v176 * 68u;  // kernels/gemm/gemm_tiles.hpp:58
     const unsigned int v195 = v193 + v180;
     iron_copy_async(shm1 + v195, b + v191, v185);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -350,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const unsigned int v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const unsigned int v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -372,24 +372,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v357 = v356 + v180;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 2560u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 20u);
-      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const unsigned int v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load_shared<false>(v26, shm1, v371, 68u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v375 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v376 = threadIdx.x;
-    const unsigned int v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const unsigned int v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (unsigned int v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v378 = v376; v378 < 2048u; v378 += v375) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v380 = v378 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v382 = v378 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -435,973 +435,973 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
           shm1[v425] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v432, 20u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<false>(v26, shm1, v20, 68u);  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v432, 20u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<false>(v26, shm1, v20, 68u);  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v439 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v439 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v440 = v8 + v16;
   const unsigned int v441 = v440 + v439;
-  const unsigned int v442 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v442 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v443 = v11 + v20;
   const unsigned int v444 = v443 + v442;
-  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v446 = v444 < v1;
   const bool v447 = v445 && v446;
   if (v447) {
     const float v448 = v22.x[0];
-    const unsigned int v449 = v441 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v449 = v441 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v450 = v449 + v444;
     const float v451 = residual[v450];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v453 = fmaf(v448, v3, v451);
-    out[v450] = v453;
+    out[v450] = v453;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v455 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v455 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v457 = v440 + v455;
-  const unsigned int v458 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v458 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v460 = v443 + v458;
-  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v462 = v460 < v1;
   const bool v463 = v461 && v462;
   if (v463) {
     const float v464 = v22.x[1];
-    const unsigned int v465 = v457 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v465 = v457 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v466 = v465 + v460;
     const float v467 = residual[v466];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v469 = fmaf(v464, v3, v467);
-    out[v466] = v469;
+    out[v466] = v469;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v471 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v471 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v473 = v440 + v471;
-  const unsigned int v474 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v474 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v476 = v443 + v474;
-  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v478 = v476 < v1;
   const bool v479 = v477 && v478;
   if (v479) {
     const float v480 = v22.x[2];
-    const unsigned int v481 = v473 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v481 = v473 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v482 = v481 + v476;
     const float v483 = residual[v482];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v485 = fmaf(v480, v3, v483);
-    out[v482] = v485;
+    out[v482] = v485;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v487 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v487 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v489 = v440 + v487;
-  const unsigned int v490 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v490 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v492 = v443 + v490;
-  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v494 = v492 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
     const float v496 = v22.x[3];
-    const unsigned int v497 = v489 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v497 = v489 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v498 = v497 + v492;
     const float v499 = residual[v498];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v501 = fmaf(v496, v3, v499);
-    out[v498] = v501;
+    out[v498] = v501;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v503 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v503 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v505 = v440 + v503;
-  const unsigned int v506 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v506 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v508 = v443 + v506;
-  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v510 = v508 < v1;
   const bool v511 = v509 && v510;
   if (v511) {
     const float v512 = v22.x[4];
-    const unsigned int v513 = v505 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v513 = v505 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v514 = v513 + v508;
     const float v515 = residual[v514];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v517 = fmaf(v512, v3, v515);
-    out[v514] = v517;
+    out[v514] = v517;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v519 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v519 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v521 = v440 + v519;
-  const unsigned int v522 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v522 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v524 = v443 + v522;
-  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v526 = v524 < v1;
   const bool v527 = v525 && v526;
   if (v527) {
     const float v528 = v22.x[5];
-    const unsigned int v529 = v521 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v529 = v521 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v530 = v529 + v524;
     const float v531 = residual[v530];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v533 = fmaf(v528, v3, v531);
-    out[v530] = v533;
+    out[v530] = v533;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v535 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v535 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v537 = v440 + v535;
-  const unsigned int v538 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v538 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v540 = v443 + v538;
-  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v542 = v540 < v1;
   const bool v543 = v541 && v542;
   if (v543) {
     const float v544 = v22.x[6];
-    const unsigned int v545 = v537 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v545 = v537 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v546 = v545 + v540;
     const float v547 = residual[v546];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v549 = fmaf(v544, v3, v547);
-    out[v546] = v549;
+    out[v546] = v549;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v551 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v551 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v553 = v440 + v551;
-  const unsigned int v554 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v554 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v556 = v443 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
     const float v560 = v22.x[7];
-    const unsigned int v561 = v553 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v561 = v553 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v562 = v561 + v556;
     const float v563 = residual[v562];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v565 = fmaf(v560, v3, v563);
-    out[v562] = v565;
+    out[v562] = v565;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v567 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v567 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v569 = v440 + v567;
-  const unsigned int v570 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v570 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v572 = v443 + v570;
-  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v574 = v572 < v1;
   const bool v575 = v573 && v574;
   if (v575) {
     const float v576 = v22.x[8];
-    const unsigned int v577 = v569 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v577 = v569 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v578 = v577 + v572;
     const float v579 = residual[v578];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v581 = fmaf(v576, v3, v579);
-    out[v578] = v581;
+    out[v578] = v581;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v583 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v583 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v585 = v440 + v583;
-  const unsigned int v586 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v586 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v588 = v443 + v586;
-  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v590 = v588 < v1;
   const bool v591 = v589 && v590;
   if (v591) {
     const float v592 = v22.x[9];
-    const unsigned int v593 = v585 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v593 = v585 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v594 = v593 + v588;
     const float v595 = residual[v594];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v597 = fmaf(v592, v3, v595);
-    out[v594] = v597;
+    out[v594] = v597;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v599 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v599 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v601 = v440 + v599;
-  const unsigned int v602 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v602 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v604 = v443 + v602;
-  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
     const float v608 = v22.x[10];
-    const unsigned int v609 = v601 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v609 = v601 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v610 = v609 + v604;
     const float v611 = residual[v610];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v613 = fmaf(v608, v3, v611);
-    out[v610] = v613;
+    out[v610] = v613;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v615 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v615 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v617 = v440 + v615;
-  const unsigned int v618 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v618 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v620 = v443 + v618;
-  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
     const float v624 = v22.x[11];
-    const unsigned int v625 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v625 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v626 = v625 + v620;
     const float v627 = residual[v626];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v629 = fmaf(v624, v3, v627);
-    out[v626] = v629;
+    out[v626] = v629;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v631 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v631 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v633 = v440 + v631;
-  const unsigned int v634 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v634 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v636 = v443 + v634;
-  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v638 = v636 < v1;
   const bool v639 = v637 && v638;
   if (v639) {
     const float v640 = v22.x[12];
-    const unsigned int v641 = v633 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v641 = v633 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v642 = v641 + v636;
     const float v643 = residual[v642];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v645 = fmaf(v640, v3, v643);
-    out[v642] = v645;
+    out[v642] = v645;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v647 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v647 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v649 = v440 + v647;
-  const unsigned int v650 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v650 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v652 = v443 + v650;
-  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
     const float v656 = v22.x[13];
-    const unsigned int v657 = v649 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v657 = v649 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v658 = v657 + v652;
     const float v659 = residual[v658];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v661 = fmaf(v656, v3, v659);
-    out[v658] = v661;
+    out[v658] = v661;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v663 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v663 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v665 = v440 + v663;
-  const unsigned int v666 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v666 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v668 = v443 + v666;
-  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v670 = v668 < v1;
   const bool v671 = v669 && v670;
   if (v671) {
     const float v672 = v22.x[14];
-    const unsigned int v673 = v665 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v673 = v665 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v674 = v673 + v668;
     const float v675 = residual[v674];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v677 = fmaf(v672, v3, v675);
-    out[v674] = v677;
+    out[v674] = v677;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v679 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v679 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v681 = v440 + v679;
-  const unsigned int v682 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v682 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v684 = v443 + v682;
-  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v686 = v684 < v1;
   const bool v687 = v685 && v686;
   if (v687) {
     const float v688 = v22.x[15];
-    const unsigned int v689 = v681 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v689 = v681 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v690 = v689 + v684;
     const float v691 = residual[v690];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v693 = fmaf(v688, v3, v691);
-    out[v690] = v693;
+    out[v690] = v693;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v695 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v695 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v697 = v440 + v695;
-  const unsigned int v698 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v698 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v700 = v443 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
     const float v704 = v22.x[16];
-    const unsigned int v705 = v697 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v705 = v697 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v706 = v705 + v700;
     const float v707 = residual[v706];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v709 = fmaf(v704, v3, v707);
-    out[v706] = v709;
+    out[v706] = v709;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v711 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v711 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v713 = v440 + v711;
-  const unsigned int v714 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v714 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v716 = v443 + v714;
-  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v718 = v716 < v1;
   const bool v719 = v717 && v718;
   if (v719) {
     const float v720 = v22.x[17];
-    const unsigned int v721 = v713 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v721 = v713 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v722 = v721 + v716;
     const float v723 = residual[v722];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v725 = fmaf(v720, v3, v723);
-    out[v722] = v725;
+    out[v722] = v725;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v727 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v727 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v729 = v440 + v727;
-  const unsigned int v730 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v730 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v732 = v443 + v730;
-  const bool v733 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v733 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v734 = v732 < v1;
   const bool v735 = v733 && v734;
   if (v735) {
     const float v736 = v22.x[18];
-    const unsigned int v737 = v729 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v737 = v729 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v738 = v737 + v732;
     const float v739 = residual[v738];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v741 = fmaf(v736, v3, v739);
-    out[v738] = v741;
+    out[v738] = v741;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v743 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v743 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v745 = v440 + v743;
-  const unsigned int v746 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v746 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v748 = v443 + v746;
-  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v750 = v748 < v1;
   const bool v751 = v749 && v750;
   if (v751) {
     const float v752 = v22.x[19];
-    const unsigned int v753 = v745 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v753 = v745 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v754 = v753 + v748;
     const float v755 = residual[v754];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v757 = fmaf(v752, v3, v755);
-    out[v754] = v757;
+    out[v754] = v757;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v759 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v759 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v761 = v440 + v759;
-  const unsigned int v762 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v762 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v764 = v443 + v762;
-  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
     const float v768 = v22.x[20];
-    const unsigned int v769 = v761 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v769 = v761 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v770 = v769 + v764;
     const float v771 = residual[v770];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v773 = fmaf(v768, v3, v771);
-    out[v770] = v773;
+    out[v770] = v773;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v775 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v775 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v777 = v440 + v775;
-  const unsigned int v778 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v778 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v780 = v443 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
     const float v784 = v22.x[21];
-    const unsigned int v785 = v777 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v785 = v777 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v786 = v785 + v780;
     const float v787 = residual[v786];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v789 = fmaf(v784, v3, v787);
-    out[v786] = v789;
+    out[v786] = v789;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v791 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v791 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v793 = v440 + v791;
-  const unsigned int v794 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v794 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v796 = v443 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
     const float v800 = v22.x[22];
-    const unsigned int v801 = v793 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v801 = v793 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v802 = v801 + v796;
     const float v803 = residual[v802];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v805 = fmaf(v800, v3, v803);
-    out[v802] = v805;
+    out[v802] = v805;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v807 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v807 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v809 = v440 + v807;
-  const unsigned int v810 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v810 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v812 = v443 + v810;
-  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v814 = v812 < v1;
   const bool v815 = v813 && v814;
   if (v815) {
     const float v816 = v22.x[23];
-    const unsigned int v817 = v809 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v817 = v809 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v818 = v817 + v812;
     const float v819 = residual[v818];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v821 = fmaf(v816, v3, v819);
-    out[v818] = v821;
+    out[v818] = v821;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v823 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v823 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v825 = v440 + v823;
-  const unsigned int v826 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v826 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v828 = v443 + v826;
-  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
     const float v832 = v22.x[24];
-    const unsigned int v833 = v825 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v833 = v825 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v834 = v833 + v828;
     const float v835 = residual[v834];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v837 = fmaf(v832, v3, v835);
-    out[v834] = v837;
+    out[v834] = v837;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v839 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v839 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v841 = v440 + v839;
-  const unsigned int v842 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v842 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v844 = v443 + v842;
-  const bool v845 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v845 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
     const float v848 = v22.x[25];
-    const unsigned int v849 = v841 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v849 = v841 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v850 = v849 + v844;
     const float v851 = residual[v850];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v853 = fmaf(v848, v3, v851);
-    out[v850] = v853;
+    out[v850] = v853;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v855 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v855 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v857 = v440 + v855;
-  const unsigned int v858 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v858 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v860 = v443 + v858;
-  const bool v861 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v861 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v862 = v860 < v1;
   const bool v863 = v861 && v862;
   if (v863) {
     const float v864 = v22.x[26];
-    const unsigned int v865 = v857 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v865 = v857 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v866 = v865 + v860;
     const float v867 = residual[v866];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v869 = fmaf(v864, v3, v867);
-    out[v866] = v869;
+    out[v866] = v869;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v871 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v871 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v873 = v440 + v871;
-  const unsigned int v874 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v874 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v876 = v443 + v874;
-  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
     const float v880 = v22.x[27];
-    const unsigned int v881 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v881 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v882 = v881 + v876;
     const float v883 = residual[v882];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v885 = fmaf(v880, v3, v883);
-    out[v882] = v885;
+    out[v882] = v885;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v887 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v887 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v889 = v440 + v887;
-  const unsigned int v890 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v890 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v892 = v443 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
     const float v896 = v22.x[28];
-    const unsigned int v897 = v889 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v897 = v889 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v898 = v897 + v892;
     const float v899 = residual[v898];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v901 = fmaf(v896, v3, v899);
-    out[v898] = v901;
+    out[v898] = v901;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v903 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v903 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v905 = v440 + v903;
-  const unsigned int v906 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v906 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v908 = v443 + v906;
-  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v910 = v908 < v1;
   const bool v911 = v909 && v910;
   if (v911) {
     const float v912 = v22.x[29];
-    const unsigned int v913 = v905 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v913 = v905 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v914 = v913 + v908;
     const float v915 = residual[v914];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v917 = fmaf(v912, v3, v915);
-    out[v914] = v917;
+    out[v914] = v917;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v919 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v919 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v921 = v440 + v919;
-  const unsigned int v922 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v922 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v924 = v443 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
     const float v928 = v22.x[30];
-    const unsigned int v929 = v921 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v929 = v921 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v930 = v929 + v924;
     const float v931 = residual[v930];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v933 = fmaf(v928, v3, v931);
-    out[v930] = v933;
+    out[v930] = v933;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v935 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v935 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v937 = v440 + v935;
-  const unsigned int v938 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v938 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v940 = v443 + v938;
-  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
     const float v944 = v22.x[31];
-    const unsigned int v945 = v937 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v945 = v937 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v946 = v945 + v940;
     const float v947 = residual[v946];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v949 = fmaf(v944, v3, v947);
-    out[v946] = v949;
+    out[v946] = v949;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v951 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v951 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v953 = v440 + v951;
-  const unsigned int v954 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v954 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v956 = v443 + v954;
-  const bool v957 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v957 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v958 = v956 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
     const float v960 = v22.x[32];
-    const unsigned int v961 = v953 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v961 = v953 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v962 = v961 + v956;
     const float v963 = residual[v962];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v965 = fmaf(v960, v3, v963);
-    out[v962] = v965;
+    out[v962] = v965;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v967 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v967 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v969 = v440 + v967;
-  const unsigned int v970 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v970 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v972 = v443 + v970;
-  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v974 = v972 < v1;
   const bool v975 = v973 && v974;
   if (v975) {
     const float v976 = v22.x[33];
-    const unsigned int v977 = v969 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v977 = v969 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v978 = v977 + v972;
     const float v979 = residual[v978];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v981 = fmaf(v976, v3, v979);
-    out[v978] = v981;
+    out[v978] = v981;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v983 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v983 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v985 = v440 + v983;
-  const unsigned int v986 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v986 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v988 = v443 + v986;
-  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v990 = v988 < v1;
   const bool v991 = v989 && v990;
   if (v991) {
     const float v992 = v22.x[34];
-    const unsigned int v993 = v985 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v993 = v985 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v994 = v993 + v988;
     const float v995 = residual[v994];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v997 = fmaf(v992, v3, v995);
-    out[v994] = v997;
+    out[v994] = v997;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v999 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v999 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1001 = v440 + v999;
-  const unsigned int v1002 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1002 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1004 = v443 + v1002;
-  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
     const float v1008 = v22.x[35];
-    const unsigned int v1009 = v1001 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1009 = v1001 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1010 = v1009 + v1004;
     const float v1011 = residual[v1010];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1013 = fmaf(v1008, v3, v1011);
-    out[v1010] = v1013;
+    out[v1010] = v1013;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1015 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1015 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1017 = v440 + v1015;
-  const unsigned int v1018 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1018 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1020 = v443 + v1018;
-  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1022 = v1020 < v1;
   const bool v1023 = v1021 && v1022;
   if (v1023) {
     const float v1024 = v22.x[36];
-    const unsigned int v1025 = v1017 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1025 = v1017 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1026 = v1025 + v1020;
     const float v1027 = residual[v1026];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1029 = fmaf(v1024, v3, v1027);
-    out[v1026] = v1029;
+    out[v1026] = v1029;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1031 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1031 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1033 = v440 + v1031;
-  const unsigned int v1034 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1034 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1036 = v443 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
     const float v1040 = v22.x[37];
-    const unsigned int v1041 = v1033 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1041 = v1033 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1042 = v1041 + v1036;
     const float v1043 = residual[v1042];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1045 = fmaf(v1040, v3, v1043);
-    out[v1042] = v1045;
+    out[v1042] = v1045;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1047 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1047 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1049 = v440 + v1047;
-  const unsigned int v1050 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1050 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1052 = v443 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
     const float v1056 = v22.x[38];
-    const unsigned int v1057 = v1049 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1057 = v1049 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1058 = v1057 + v1052;
     const float v1059 = residual[v1058];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1061 = fmaf(v1056, v3, v1059);
-    out[v1058] = v1061;
+    out[v1058] = v1061;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1063 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1063 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1065 = v440 + v1063;
-  const unsigned int v1066 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1066 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1068 = v443 + v1066;
-  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1070 = v1068 < v1;
   const bool v1071 = v1069 && v1070;
   if (v1071) {
     const float v1072 = v22.x[39];
-    const unsigned int v1073 = v1065 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1073 = v1065 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1074 = v1073 + v1068;
     const float v1075 = residual[v1074];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1077 = fmaf(v1072, v3, v1075);
-    out[v1074] = v1077;
+    out[v1074] = v1077;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1079 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1079 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1081 = v440 + v1079;
-  const unsigned int v1082 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1082 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1084 = v443 + v1082;
-  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
     const float v1088 = v22.x[40];
-    const unsigned int v1089 = v1081 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1089 = v1081 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1090 = v1089 + v1084;
     const float v1091 = residual[v1090];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1093 = fmaf(v1088, v3, v1091);
-    out[v1090] = v1093;
+    out[v1090] = v1093;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1095 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1095 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1097 = v440 + v1095;
-  const unsigned int v1098 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1098 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1100 = v443 + v1098;
-  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
     const float v1104 = v22.x[41];
-    const unsigned int v1105 = v1097 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1105 = v1097 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1106 = v1105 + v1100;
     const float v1107 = residual[v1106];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1109 = fmaf(v1104, v3, v1107);
-    out[v1106] = v1109;
+    out[v1106] = v1109;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1111 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1111 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1113 = v440 + v1111;
-  const unsigned int v1114 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1114 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1116 = v443 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
     const float v1120 = v22.x[42];
-    const unsigned int v1121 = v1113 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1121 = v1113 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1122 = v1121 + v1116;
     const float v1123 = residual[v1122];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1125 = fmaf(v1120, v3, v1123);
-    out[v1122] = v1125;
+    out[v1122] = v1125;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1127 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1127 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1129 = v440 + v1127;
-  const unsigned int v1130 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1130 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1132 = v443 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
     const float v1136 = v22.x[43];
-    const unsigned int v1137 = v1129 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1137 = v1129 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1138 = v1137 + v1132;
     const float v1139 = residual[v1138];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1141 = fmaf(v1136, v3, v1139);
-    out[v1138] = v1141;
+    out[v1138] = v1141;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1143 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1143 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1145 = v440 + v1143;
-  const unsigned int v1146 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1146 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1148 = v443 + v1146;
-  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
     const float v1152 = v22.x[44];
-    const unsigned int v1153 = v1145 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1153 = v1145 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1154 = v1153 + v1148;
     const float v1155 = residual[v1154];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1157 = fmaf(v1152, v3, v1155);
-    out[v1154] = v1157;
+    out[v1154] = v1157;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1159 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1159 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1161 = v440 + v1159;
-  const unsigned int v1162 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1162 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1164 = v443 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
     const float v1168 = v22.x[45];
-    const unsigned int v1169 = v1161 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1169 = v1161 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1170 = v1169 + v1164;
     const float v1171 = residual[v1170];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1173 = fmaf(v1168, v3, v1171);
-    out[v1170] = v1173;
+    out[v1170] = v1173;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1175 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1175 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1177 = v440 + v1175;
-  const unsigned int v1178 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1178 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1180 = v443 + v1178;
-  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1182 = v1180 < v1;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
     const float v1184 = v22.x[46];
-    const unsigned int v1185 = v1177 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1185 = v1177 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1186 = v1185 + v1180;
     const float v1187 = residual[v1186];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1189 = fmaf(v1184, v3, v1187);
-    out[v1186] = v1189;
+    out[v1186] = v1189;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1191 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1191 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1193 = v440 + v1191;
-  const unsigned int v1194 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1194 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1196 = v443 + v1194;
-  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1198 = v1196 < v1;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
     const float v1200 = v22.x[47];
-    const unsigned int v1201 = v1193 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1201 = v1193 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1202 = v1201 + v1196;
     const float v1203 = residual[v1202];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1205 = fmaf(v1200, v3, v1203);
-    out[v1202] = v1205;
+    out[v1202] = v1205;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1207 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1207 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1209 = v440 + v1207;
-  const unsigned int v1210 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1210 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1212 = v443 + v1210;
-  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1214 = v1212 < v1;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
     const float v1216 = v22.x[48];
-    const unsigned int v1217 = v1209 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1217 = v1209 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1218 = v1217 + v1212;
     const float v1219 = residual[v1218];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1221 = fmaf(v1216, v3, v1219);
-    out[v1218] = v1221;
+    out[v1218] = v1221;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1223 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1223 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1225 = v440 + v1223;
-  const unsigned int v1226 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1226 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1228 = v443 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
     const float v1232 = v22.x[49];
-    const unsigned int v1233 = v1225 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1233 = v1225 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1234 = v1233 + v1228;
     const float v1235 = residual[v1234];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1237 = fmaf(v1232, v3, v1235);
-    out[v1234] = v1237;
+    out[v1234] = v1237;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1239 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1239 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1241 = v440 + v1239;
-  const unsigned int v1242 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1242 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1244 = v443 + v1242;
-  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1246 = v1244 < v1;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
     const float v1248 = v22.x[50];
-    const unsigned int v1249 = v1241 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1249 = v1241 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1250 = v1249 + v1244;
     const float v1251 = residual[v1250];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1253 = fmaf(v1248, v3, v1251);
-    out[v1250] = v1253;
+    out[v1250] = v1253;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1255 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1255 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1257 = v440 + v1255;
-  const unsigned int v1258 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1258 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1260 = v443 + v1258;
-  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1262 = v1260 < v1;
   const bool v1263 = v1261 && v1262;
   if (v1263) {
     const float v1264 = v22.x[51];
-    const unsigned int v1265 = v1257 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1265 = v1257 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1266 = v1265 + v1260;
     const float v1267 = residual[v1266];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1269 = fmaf(v1264, v3, v1267);
-    out[v1266] = v1269;
+    out[v1266] = v1269;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1271 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1271 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1273 = v440 + v1271;
-  const unsigned int v1274 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1274 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1276 = v443 + v1274;
-  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
     const float v1280 = v22.x[52];
-    const unsigned int v1281 = v1273 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1281 = v1273 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1282 = v1281 + v1276;
     const float v1283 = residual[v1282];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1285 = fmaf(v1280, v3, v1283);
-    out[v1282] = v1285;
+    out[v1282] = v1285;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1287 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1287 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1289 = v440 + v1287;
-  const unsigned int v1290 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1290 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1292 = v443 + v1290;
-  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
     const float v1296 = v22.x[53];
-    const unsigned int v1297 = v1289 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1297 = v1289 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1298 = v1297 + v1292;
     const float v1299 = residual[v1298];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1301 = fmaf(v1296, v3, v1299);
-    out[v1298] = v1301;
+    out[v1298] = v1301;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1303 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1303 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1305 = v440 + v1303;
-  const unsigned int v1306 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1306 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1308 = v443 + v1306;
-  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1310 = v1308 < v1;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
     const float v1312 = v22.x[54];
-    const unsigned int v1313 = v1305 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1313 = v1305 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1314 = v1313 + v1308;
     const float v1315 = residual[v1314];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1317 = fmaf(v1312, v3, v1315);
-    out[v1314] = v1317;
+    out[v1314] = v1317;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1319 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1319 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1321 = v440 + v1319;
-  const unsigned int v1322 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1322 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1324 = v443 + v1322;
-  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1326 = v1324 < v1;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
     const float v1328 = v22.x[55];
-    const unsigned int v1329 = v1321 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1329 = v1321 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1330 = v1329 + v1324;
     const float v1331 = residual[v1330];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1333 = fmaf(v1328, v3, v1331);
-    out[v1330] = v1333;
+    out[v1330] = v1333;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1335 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1335 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1337 = v440 + v1335;
-  const unsigned int v1338 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1338 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1340 = v443 + v1338;
-  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
     const float v1344 = v22.x[56];
-    const unsigned int v1345 = v1337 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1345 = v1337 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1346 = v1345 + v1340;
     const float v1347 = residual[v1346];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1349 = fmaf(v1344, v3, v1347);
-    out[v1346] = v1349;
+    out[v1346] = v1349;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1351 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1351 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1353 = v440 + v1351;
-  const unsigned int v1354 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1354 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1356 = v443 + v1354;
-  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1358 = v1356 < v1;
   const bool v1359 = v1357 && v1358;
   if (v1359) {
     const float v1360 = v22.x[57];
-    const unsigned int v1361 = v1353 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1361 = v1353 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1362 = v1361 + v1356;
     const float v1363 = residual[v1362];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1365 = fmaf(v1360, v3, v1363);
-    out[v1362] = v1365;
+    out[v1362] = v1365;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1367 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1369 = v440 + v1367;
-  const unsigned int v1370 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1370 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1372 = v443 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
     const float v1376 = v22.x[58];
-    const unsigned int v1377 = v1369 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1377 = v1369 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1378 = v1377 + v1372;
     const float v1379 = residual[v1378];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1381 = fmaf(v1376, v3, v1379);
-    out[v1378] = v1381;
+    out[v1378] = v1381;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1383 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1383 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1385 = v440 + v1383;
-  const unsigned int v1386 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1386 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1388 = v443 + v1386;
-  const bool v1389 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1389 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1390 = v1388 < v1;
   const bool v1391 = v1389 && v1390;
   if (v1391) {
     const float v1392 = v22.x[59];
-    const unsigned int v1393 = v1385 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1393 = v1385 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1394 = v1393 + v1388;
     const float v1395 = residual[v1394];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1397 = fmaf(v1392, v3, v1395);
-    out[v1394] = v1397;
+    out[v1394] = v1397;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1399 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1399 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1401 = v440 + v1399;
-  const unsigned int v1402 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1402 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1404 = v443 + v1402;
-  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1406 = v1404 < v1;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
     const float v1408 = v22.x[60];
-    const unsigned int v1409 = v1401 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1409 = v1401 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1410 = v1409 + v1404;
     const float v1411 = residual[v1410];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1413 = fmaf(v1408, v3, v1411);
-    out[v1410] = v1413;
+    out[v1410] = v1413;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1415 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1415 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1417 = v440 + v1415;
-  const unsigned int v1418 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1418 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1420 = v443 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
     const float v1424 = v22.x[61];
-    const unsigned int v1425 = v1417 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1425 = v1417 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1426 = v1425 + v1420;
     const float v1427 = residual[v1426];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1429 = fmaf(v1424, v3, v1427);
-    out[v1426] = v1429;
+    out[v1426] = v1429;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1431 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1433 = v440 + v1431;
-  const unsigned int v1434 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1434 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1436 = v443 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
     const float v1440 = v22.x[62];
-    const unsigned int v1441 = v1433 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1441 = v1433 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1442 = v1441 + v1436;
     const float v1443 = residual[v1442];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1445 = fmaf(v1440, v3, v1443);
-    out[v1442] = v1445;
+    out[v1442] = v1445;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1447 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1447 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1449 = v440 + v1447;
-  const unsigned int v1450 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1450 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1452 = v443 + v1450;
-  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1454 = v1452 < v1;
   const bool v1455 = v1453 && v1454;
   if (v1455) {
     const float v1456 = v22.x[63];
-    const unsigned int v1457 = v1449 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1457 = v1449 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1458 = v1457 + v1452;
     const float v1459 = residual[v1458];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1461 = fmaf(v1456, v3, v1459);
-    out[v1458] = v1461;
+    out[v1458] = v1461;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

@@ -200,25 +200,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:154
   const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v11 = v10 << 6u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:109
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const unsigned int v20 = v19 << 5u;
-  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 2, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<__nv_bfloat16, 1, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, __float2bfloat16_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const unsigned int v51 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:53
     const unsigned int v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const unsigned int v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -289,18 +289,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const unsigned int v190 = v187 + v82;
     const unsigned int v191 = v185 ? v190 : 0u;
     iron_copy_async(shm1 + v97, b + v191, v185);  // kernels/gemm/gemm_tiles.hpp:58
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:184
+    const unsigned int v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (unsigned int v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const unsigned int v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const unsigned int v202 = v201 & 1u;
-      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const unsigned int v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const unsigned int v207 = 1u - v202;
-        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const unsigned int v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const unsigned int v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -337,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
         const unsigned int v306 = v211 + v143;  // kernels/gemm/gemm_tiles.hpp:58
         const unsigned int v307 = v306 + v130;
         iron_copy_async(shm0 + v307, a + v303, v297);
-        const unsigned int v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const unsigned int v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const unsigned int v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const unsigned int v328 = v327 + v58;
@@ -353,32 +353,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
         const unsigned int v357 = v356 + v82;
         iron_copy_async(shm1 + v357, b + v353, v347);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:147
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:148
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:149
-      const unsigned int v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:188
+      asm volatile("cp.async.wait_group 1;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:189
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:190
+      const unsigned int v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const unsigned int v361 = v202 * 5120u;
-      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const unsigned int v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v366, 40u);
-      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v372, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const unsigned int v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const unsigned int v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load_shared<false>(v24, shm0, v379, 40u);
-      const unsigned int v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const unsigned int v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load_shared<true>(v26, shm1, v385, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const unsigned int v389 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:69
     const unsigned int v390 = threadIdx.x;
-    const unsigned int v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const unsigned int v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const unsigned int v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const unsigned int v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const unsigned int v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (unsigned int v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (unsigned int v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (unsigned int v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const unsigned int v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const unsigned int v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -424,1104 +424,1104 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
           shm1[v439] = __float2bfloat16_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load_shared<false>(v24, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v452, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load_shared<false>(v24, shm0, v460, 40u);  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load_shared<true>(v26, shm1, v466, 40u);  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:164
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v24, shm0, v446, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v452, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load_shared<false>(v24, shm0, v460, 40u);  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load_shared<true>(v26, shm1, v466, 40u);  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const unsigned int v467 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v467 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v468 = v8 + v16;
   const unsigned int v469 = v468 + v467;
-  const unsigned int v470 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v470 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v471 = v11 + v20;
   const unsigned int v472 = v471 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
     const float v476 = v22.x[0];
-    const unsigned int v477 = v469 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v477 = v469 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v478 = v477 + v472;
     const __nv_bfloat16 v479 = residual[v478];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v480 = __bfloat162float(v479);
     const float v481 = fmaf(v476, v3, v480);
     const __nv_bfloat16 v482 = __float2bfloat16_rn(v481);
-    out[v478] = v482;
+    out[v478] = v482;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v483 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v483 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v485 = v468 + v483;
-  const unsigned int v486 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v486 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v488 = v471 + v486;
-  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v490 = v488 < v1;
   const bool v491 = v489 && v490;
   if (v491) {
     const float v492 = v22.x[1];
-    const unsigned int v493 = v485 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v493 = v485 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v494 = v493 + v488;
     const __nv_bfloat16 v495 = residual[v494];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v496 = __bfloat162float(v495);
     const float v497 = fmaf(v492, v3, v496);
     const __nv_bfloat16 v498 = __float2bfloat16_rn(v497);
-    out[v494] = v498;
+    out[v494] = v498;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v499 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v499 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v501 = v468 + v499;
-  const unsigned int v502 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v502 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v504 = v471 + v502;
-  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v506 = v504 < v1;
   const bool v507 = v505 && v506;
   if (v507) {
     const float v508 = v22.x[2];
-    const unsigned int v509 = v501 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v509 = v501 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v510 = v509 + v504;
     const __nv_bfloat16 v511 = residual[v510];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v512 = __bfloat162float(v511);
     const float v513 = fmaf(v508, v3, v512);
     const __nv_bfloat16 v514 = __float2bfloat16_rn(v513);
-    out[v510] = v514;
+    out[v510] = v514;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v515 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v515 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v517 = v468 + v515;
-  const unsigned int v518 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v518 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v520 = v471 + v518;
-  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v522 = v520 < v1;
   const bool v523 = v521 && v522;
   if (v523) {
     const float v524 = v22.x[3];
-    const unsigned int v525 = v517 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v525 = v517 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v526 = v525 + v520;
     const __nv_bfloat16 v527 = residual[v526];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v528 = __bfloat162float(v527);
     const float v529 = fmaf(v524, v3, v528);
     const __nv_bfloat16 v530 = __float2bfloat16_rn(v529);
-    out[v526] = v530;
+    out[v526] = v530;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v531 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v531 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v533 = v468 + v531;
-  const unsigned int v534 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v534 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v536 = v471 + v534;
-  const bool v537 = v533 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v537 = v533 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v538 = v536 < v1;
   const bool v539 = v537 && v538;
   if (v539) {
     const float v540 = v22.x[4];
-    const unsigned int v541 = v533 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v541 = v533 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v542 = v541 + v536;
     const __nv_bfloat16 v543 = residual[v542];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v544 = __bfloat162float(v543);
     const float v545 = fmaf(v540, v3, v544);
     const __nv_bfloat16 v546 = __float2bfloat16_rn(v545);
-    out[v542] = v546;
+    out[v542] = v546;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v547 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v547 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v549 = v468 + v547;
-  const unsigned int v550 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v550 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v552 = v471 + v550;
-  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v554 = v552 < v1;
   const bool v555 = v553 && v554;
   if (v555) {
     const float v556 = v22.x[5];
-    const unsigned int v557 = v549 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v557 = v549 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v558 = v557 + v552;
     const __nv_bfloat16 v559 = residual[v558];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v560 = __bfloat162float(v559);
     const float v561 = fmaf(v556, v3, v560);
     const __nv_bfloat16 v562 = __float2bfloat16_rn(v561);
-    out[v558] = v562;
+    out[v558] = v562;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v563 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v563 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v565 = v468 + v563;
-  const unsigned int v566 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v566 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v568 = v471 + v566;
-  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v570 = v568 < v1;
   const bool v571 = v569 && v570;
   if (v571) {
     const float v572 = v22.x[6];
-    const unsigned int v573 = v565 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v573 = v565 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v574 = v573 + v568;
     const __nv_bfloat16 v575 = residual[v574];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v576 = __bfloat162float(v575);
     const float v577 = fmaf(v572, v3, v576);
     const __nv_bfloat16 v578 = __float2bfloat16_rn(v577);
-    out[v574] = v578;
+    out[v574] = v578;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v579 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v579 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v581 = v468 + v579;
-  const unsigned int v582 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v582 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v584 = v471 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
     const float v588 = v22.x[7];
-    const unsigned int v589 = v581 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v589 = v581 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v590 = v589 + v584;
     const __nv_bfloat16 v591 = residual[v590];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v592 = __bfloat162float(v591);
     const float v593 = fmaf(v588, v3, v592);
     const __nv_bfloat16 v594 = __float2bfloat16_rn(v593);
-    out[v590] = v594;
+    out[v590] = v594;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v595 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v595 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v597 = v468 + v595;
-  const unsigned int v598 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v598 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v600 = v471 + v598;
-  const bool v601 = v597 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v601 = v597 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v602 = v600 < v1;
   const bool v603 = v601 && v602;
   if (v603) {
     const float v604 = v22.x[8];
-    const unsigned int v605 = v597 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v605 = v597 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v606 = v605 + v600;
     const __nv_bfloat16 v607 = residual[v606];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v608 = __bfloat162float(v607);
     const float v609 = fmaf(v604, v3, v608);
     const __nv_bfloat16 v610 = __float2bfloat16_rn(v609);
-    out[v606] = v610;
+    out[v606] = v610;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v611 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v611 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v613 = v468 + v611;
-  const unsigned int v614 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v614 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v616 = v471 + v614;
-  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v618 = v616 < v1;
   const bool v619 = v617 && v618;
   if (v619) {
     const float v620 = v22.x[9];
-    const unsigned int v621 = v613 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v621 = v613 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v622 = v621 + v616;
     const __nv_bfloat16 v623 = residual[v622];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v624 = __bfloat162float(v623);
     const float v625 = fmaf(v620, v3, v624);
     const __nv_bfloat16 v626 = __float2bfloat16_rn(v625);
-    out[v622] = v626;
+    out[v622] = v626;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v627 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v627 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v629 = v468 + v627;
-  const unsigned int v630 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v630 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v632 = v471 + v630;
-  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
     const float v636 = v22.x[10];
-    const unsigned int v637 = v629 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v637 = v629 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v638 = v637 + v632;
     const __nv_bfloat16 v639 = residual[v638];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v640 = __bfloat162float(v639);
     const float v641 = fmaf(v636, v3, v640);
     const __nv_bfloat16 v642 = __float2bfloat16_rn(v641);
-    out[v638] = v642;
+    out[v638] = v642;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v643 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v643 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v645 = v468 + v643;
-  const unsigned int v646 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v646 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v648 = v471 + v646;
-  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v650 = v648 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
     const float v652 = v22.x[11];
-    const unsigned int v653 = v645 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v653 = v645 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v654 = v653 + v648;
     const __nv_bfloat16 v655 = residual[v654];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v656 = __bfloat162float(v655);
     const float v657 = fmaf(v652, v3, v656);
     const __nv_bfloat16 v658 = __float2bfloat16_rn(v657);
-    out[v654] = v658;
+    out[v654] = v658;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v659 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v659 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v661 = v468 + v659;
-  const unsigned int v662 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v662 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v664 = v471 + v662;
-  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v666 = v664 < v1;
   const bool v667 = v665 && v666;
   if (v667) {
     const float v668 = v22.x[12];
-    const unsigned int v669 = v661 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v669 = v661 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v670 = v669 + v664;
     const __nv_bfloat16 v671 = residual[v670];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v672 = __bfloat162float(v671);
     const float v673 = fmaf(v668, v3, v672);
     const __nv_bfloat16 v674 = __float2bfloat16_rn(v673);
-    out[v670] = v674;
+    out[v670] = v674;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v675 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v675 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v677 = v468 + v675;
-  const unsigned int v678 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v678 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v680 = v471 + v678;
-  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
     const float v684 = v22.x[13];
-    const unsigned int v685 = v677 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v685 = v677 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v686 = v685 + v680;
     const __nv_bfloat16 v687 = residual[v686];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v688 = __bfloat162float(v687);
     const float v689 = fmaf(v684, v3, v688);
     const __nv_bfloat16 v690 = __float2bfloat16_rn(v689);
-    out[v686] = v690;
+    out[v686] = v690;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v691 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v691 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v693 = v468 + v691;
-  const unsigned int v694 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v694 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v696 = v471 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
     const float v700 = v22.x[14];
-    const unsigned int v701 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v701 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v702 = v701 + v696;
     const __nv_bfloat16 v703 = residual[v702];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v704 = __bfloat162float(v703);
     const float v705 = fmaf(v700, v3, v704);
     const __nv_bfloat16 v706 = __float2bfloat16_rn(v705);
-    out[v702] = v706;
+    out[v702] = v706;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v707 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v707 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v709 = v468 + v707;
-  const unsigned int v710 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v710 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v712 = v471 + v710;
-  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v714 = v712 < v1;
   const bool v715 = v713 && v714;
   if (v715) {
     const float v716 = v22.x[15];
-    const unsigned int v717 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v717 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v718 = v717 + v712;
     const __nv_bfloat16 v719 = residual[v718];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v720 = __bfloat162float(v719);
     const float v721 = fmaf(v716, v3, v720);
     const __nv_bfloat16 v722 = __float2bfloat16_rn(v721);
-    out[v718] = v722;
+    out[v718] = v722;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v723 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v723 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v725 = v468 + v723;
-  const unsigned int v726 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v726 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v728 = v471 + v726;
-  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
     const float v732 = v22.x[16];
-    const unsigned int v733 = v725 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v733 = v725 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v734 = v733 + v728;
     const __nv_bfloat16 v735 = residual[v734];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v736 = __bfloat162float(v735);
     const float v737 = fmaf(v732, v3, v736);
     const __nv_bfloat16 v738 = __float2bfloat16_rn(v737);
-    out[v734] = v738;
+    out[v734] = v738;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v739 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v739 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v741 = v468 + v739;
-  const unsigned int v742 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v742 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v744 = v471 + v742;
-  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v746 = v744 < v1;
   const bool v747 = v745 && v746;
   if (v747) {
     const float v748 = v22.x[17];
-    const unsigned int v749 = v741 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v749 = v741 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v750 = v749 + v744;
     const __nv_bfloat16 v751 = residual[v750];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v752 = __bfloat162float(v751);
     const float v753 = fmaf(v748, v3, v752);
     const __nv_bfloat16 v754 = __float2bfloat16_rn(v753);
-    out[v750] = v754;
+    out[v750] = v754;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v755 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v755 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v757 = v468 + v755;
-  const unsigned int v758 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v758 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v760 = v471 + v758;
-  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
     const float v764 = v22.x[18];
-    const unsigned int v765 = v757 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v765 = v757 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v766 = v765 + v760;
     const __nv_bfloat16 v767 = residual[v766];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v768 = __bfloat162float(v767);
     const float v769 = fmaf(v764, v3, v768);
     const __nv_bfloat16 v770 = __float2bfloat16_rn(v769);
-    out[v766] = v770;
+    out[v766] = v770;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v771 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v771 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v773 = v468 + v771;
-  const unsigned int v774 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v774 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v776 = v471 + v774;
-  const bool v777 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v777 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v778 = v776 < v1;
   const bool v779 = v777 && v778;
   if (v779) {
     const float v780 = v22.x[19];
-    const unsigned int v781 = v773 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v781 = v773 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v782 = v781 + v776;
     const __nv_bfloat16 v783 = residual[v782];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v784 = __bfloat162float(v783);
     const float v785 = fmaf(v780, v3, v784);
     const __nv_bfloat16 v786 = __float2bfloat16_rn(v785);
-    out[v782] = v786;
+    out[v782] = v786;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v787 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v787 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v789 = v468 + v787;
-  const unsigned int v790 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v790 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v792 = v471 + v790;
-  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v794 = v792 < v1;
   const bool v795 = v793 && v794;
   if (v795) {
     const float v796 = v22.x[20];
-    const unsigned int v797 = v789 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v797 = v789 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v798 = v797 + v792;
     const __nv_bfloat16 v799 = residual[v798];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v800 = __bfloat162float(v799);
     const float v801 = fmaf(v796, v3, v800);
     const __nv_bfloat16 v802 = __float2bfloat16_rn(v801);
-    out[v798] = v802;
+    out[v798] = v802;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v803 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v803 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v805 = v468 + v803;
-  const unsigned int v806 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v806 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v808 = v471 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
     const float v812 = v22.x[21];
-    const unsigned int v813 = v805 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v813 = v805 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v814 = v813 + v808;
     const __nv_bfloat16 v815 = residual[v814];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v816 = __bfloat162float(v815);
     const float v817 = fmaf(v812, v3, v816);
     const __nv_bfloat16 v818 = __float2bfloat16_rn(v817);
-    out[v814] = v818;
+    out[v814] = v818;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v819 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v819 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v821 = v468 + v819;
-  const unsigned int v822 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v822 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v824 = v471 + v822;
-  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v826 = v824 < v1;
   const bool v827 = v825 && v826;
   if (v827) {
     const float v828 = v22.x[22];
-    const unsigned int v829 = v821 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v829 = v821 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v830 = v829 + v824;
     const __nv_bfloat16 v831 = residual[v830];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v832 = __bfloat162float(v831);
     const float v833 = fmaf(v828, v3, v832);
     const __nv_bfloat16 v834 = __float2bfloat16_rn(v833);
-    out[v830] = v834;
+    out[v830] = v834;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v835 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v835 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v837 = v468 + v835;
-  const unsigned int v838 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v838 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v840 = v471 + v838;
-  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v842 = v840 < v1;
   const bool v843 = v841 && v842;
   if (v843) {
     const float v844 = v22.x[23];
-    const unsigned int v845 = v837 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v845 = v837 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v846 = v845 + v840;
     const __nv_bfloat16 v847 = residual[v846];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v848 = __bfloat162float(v847);
     const float v849 = fmaf(v844, v3, v848);
     const __nv_bfloat16 v850 = __float2bfloat16_rn(v849);
-    out[v846] = v850;
+    out[v846] = v850;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v851 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v851 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v853 = v468 + v851;
-  const unsigned int v854 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v854 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v856 = v471 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
     const float v860 = v22.x[24];
-    const unsigned int v861 = v853 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v861 = v853 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v862 = v861 + v856;
     const __nv_bfloat16 v863 = residual[v862];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v864 = __bfloat162float(v863);
     const float v865 = fmaf(v860, v3, v864);
     const __nv_bfloat16 v866 = __float2bfloat16_rn(v865);
-    out[v862] = v866;
+    out[v862] = v866;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v867 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v867 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v869 = v468 + v867;
-  const unsigned int v870 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v870 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v872 = v471 + v870;
-  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
     const float v876 = v22.x[25];
-    const unsigned int v877 = v869 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v877 = v869 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v878 = v877 + v872;
     const __nv_bfloat16 v879 = residual[v878];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v880 = __bfloat162float(v879);
     const float v881 = fmaf(v876, v3, v880);
     const __nv_bfloat16 v882 = __float2bfloat16_rn(v881);
-    out[v878] = v882;
+    out[v878] = v882;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v883 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v883 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v885 = v468 + v883;
-  const unsigned int v886 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v886 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v888 = v471 + v886;
-  const bool v889 = v885 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v889 = v885 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v890 = v888 < v1;
   const bool v891 = v889 && v890;
   if (v891) {
     const float v892 = v22.x[26];
-    const unsigned int v893 = v885 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v893 = v885 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v894 = v893 + v888;
     const __nv_bfloat16 v895 = residual[v894];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v896 = __bfloat162float(v895);
     const float v897 = fmaf(v892, v3, v896);
     const __nv_bfloat16 v898 = __float2bfloat16_rn(v897);
-    out[v894] = v898;
+    out[v894] = v898;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v899 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v899 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v901 = v468 + v899;
-  const unsigned int v902 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v902 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v904 = v471 + v902;
-  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
     const float v908 = v22.x[27];
-    const unsigned int v909 = v901 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v909 = v901 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v910 = v909 + v904;
     const __nv_bfloat16 v911 = residual[v910];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v912 = __bfloat162float(v911);
     const float v913 = fmaf(v908, v3, v912);
     const __nv_bfloat16 v914 = __float2bfloat16_rn(v913);
-    out[v910] = v914;
+    out[v910] = v914;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v915 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v915 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v917 = v468 + v915;
-  const unsigned int v918 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v918 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v920 = v471 + v918;
-  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
     const float v924 = v22.x[28];
-    const unsigned int v925 = v917 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v925 = v917 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v926 = v925 + v920;
     const __nv_bfloat16 v927 = residual[v926];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v928 = __bfloat162float(v927);
     const float v929 = fmaf(v924, v3, v928);
     const __nv_bfloat16 v930 = __float2bfloat16_rn(v929);
-    out[v926] = v930;
+    out[v926] = v930;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v931 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v931 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v933 = v468 + v931;
-  const unsigned int v934 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v934 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v936 = v471 + v934;
-  const bool v937 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v937 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v938 = v936 < v1;
   const bool v939 = v937 && v938;
   if (v939) {
     const float v940 = v22.x[29];
-    const unsigned int v941 = v933 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v941 = v933 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v942 = v941 + v936;
     const __nv_bfloat16 v943 = residual[v942];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v944 = __bfloat162float(v943);
     const float v945 = fmaf(v940, v3, v944);
     const __nv_bfloat16 v946 = __float2bfloat16_rn(v945);
-    out[v942] = v946;
+    out[v942] = v946;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v947 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v947 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v949 = v468 + v947;
-  const unsigned int v950 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v950 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v952 = v471 + v950;
-  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v954 = v952 < v1;
   const bool v955 = v953 && v954;
   if (v955) {
     const float v956 = v22.x[30];
-    const unsigned int v957 = v949 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v957 = v949 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v958 = v957 + v952;
     const __nv_bfloat16 v959 = residual[v958];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v960 = __bfloat162float(v959);
     const float v961 = fmaf(v956, v3, v960);
     const __nv_bfloat16 v962 = __float2bfloat16_rn(v961);
-    out[v958] = v962;
+    out[v958] = v962;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v963 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v963 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v965 = v468 + v963;
-  const unsigned int v966 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v966 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v968 = v471 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
     const float v972 = v22.x[31];
-    const unsigned int v973 = v965 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v973 = v965 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v974 = v973 + v968;
     const __nv_bfloat16 v975 = residual[v974];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v976 = __bfloat162float(v975);
     const float v977 = fmaf(v972, v3, v976);
     const __nv_bfloat16 v978 = __float2bfloat16_rn(v977);
-    out[v974] = v978;
+    out[v974] = v978;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v979 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v979 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v981 = v468 + v979;
-  const unsigned int v982 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v982 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v984 = v471 + v982;
-  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v986 = v984 < v1;
   const bool v987 = v985 && v986;
   if (v987) {
     const float v988 = v22.x[32];
-    const unsigned int v989 = v981 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v989 = v981 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v990 = v989 + v984;
     const __nv_bfloat16 v991 = residual[v990];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v992 = __bfloat162float(v991);
     const float v993 = fmaf(v988, v3, v992);
     const __nv_bfloat16 v994 = __float2bfloat16_rn(v993);
-    out[v990] = v994;
+    out[v990] = v994;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v995 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v995 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v997 = v468 + v995;
-  const unsigned int v998 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v998 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1000 = v471 + v998;
-  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1002 = v1000 < v1;
   const bool v1003 = v1001 && v1002;
   if (v1003) {
     const float v1004 = v22.x[33];
-    const unsigned int v1005 = v997 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1005 = v997 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1006 = v1005 + v1000;
     const __nv_bfloat16 v1007 = residual[v1006];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1008 = __bfloat162float(v1007);
     const float v1009 = fmaf(v1004, v3, v1008);
     const __nv_bfloat16 v1010 = __float2bfloat16_rn(v1009);
-    out[v1006] = v1010;
+    out[v1006] = v1010;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1011 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1011 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1013 = v468 + v1011;
-  const unsigned int v1014 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1014 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1016 = v471 + v1014;
-  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1018 = v1016 < v1;
   const bool v1019 = v1017 && v1018;
   if (v1019) {
     const float v1020 = v22.x[34];
-    const unsigned int v1021 = v1013 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1021 = v1013 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1022 = v1021 + v1016;
     const __nv_bfloat16 v1023 = residual[v1022];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1024 = __bfloat162float(v1023);
     const float v1025 = fmaf(v1020, v3, v1024);
     const __nv_bfloat16 v1026 = __float2bfloat16_rn(v1025);
-    out[v1022] = v1026;
+    out[v1022] = v1026;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1027 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1027 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1029 = v468 + v1027;
-  const unsigned int v1030 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1030 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1032 = v471 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
     const float v1036 = v22.x[35];
-    const unsigned int v1037 = v1029 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1037 = v1029 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1038 = v1037 + v1032;
     const __nv_bfloat16 v1039 = residual[v1038];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1040 = __bfloat162float(v1039);
     const float v1041 = fmaf(v1036, v3, v1040);
     const __nv_bfloat16 v1042 = __float2bfloat16_rn(v1041);
-    out[v1038] = v1042;
+    out[v1038] = v1042;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1043 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1043 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1045 = v468 + v1043;
-  const unsigned int v1046 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1046 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1048 = v471 + v1046;
-  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1050 = v1048 < v1;
   const bool v1051 = v1049 && v1050;
   if (v1051) {
     const float v1052 = v22.x[36];
-    const unsigned int v1053 = v1045 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1053 = v1045 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1054 = v1053 + v1048;
     const __nv_bfloat16 v1055 = residual[v1054];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1056 = __bfloat162float(v1055);
     const float v1057 = fmaf(v1052, v3, v1056);
     const __nv_bfloat16 v1058 = __float2bfloat16_rn(v1057);
-    out[v1054] = v1058;
+    out[v1054] = v1058;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1059 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1059 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1061 = v468 + v1059;
-  const unsigned int v1062 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1062 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1064 = v471 + v1062;
-  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1066 = v1064 < v1;
   const bool v1067 = v1065 && v1066;
   if (v1067) {
     const float v1068 = v22.x[37];
-    const unsigned int v1069 = v1061 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1069 = v1061 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1070 = v1069 + v1064;
     const __nv_bfloat16 v1071 = residual[v1070];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1072 = __bfloat162float(v1071);
     const float v1073 = fmaf(v1068, v3, v1072);
     const __nv_bfloat16 v1074 = __float2bfloat16_rn(v1073);
-    out[v1070] = v1074;
+    out[v1070] = v1074;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1075 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1075 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1077 = v468 + v1075;
-  const unsigned int v1078 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1078 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1080 = v471 + v1078;
-  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
     const float v1084 = v22.x[38];
-    const unsigned int v1085 = v1077 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1085 = v1077 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1086 = v1085 + v1080;
     const __nv_bfloat16 v1087 = residual[v1086];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1088 = __bfloat162float(v1087);
     const float v1089 = fmaf(v1084, v3, v1088);
     const __nv_bfloat16 v1090 = __float2bfloat16_rn(v1089);
-    out[v1086] = v1090;
+    out[v1086] = v1090;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1091 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1091 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1093 = v468 + v1091;
-  const unsigned int v1094 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1094 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1096 = v471 + v1094;
-  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
     const float v1100 = v22.x[39];
-    const unsigned int v1101 = v1093 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1101 = v1093 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1102 = v1101 + v1096;
     const __nv_bfloat16 v1103 = residual[v1102];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1104 = __bfloat162float(v1103);
     const float v1105 = fmaf(v1100, v3, v1104);
     const __nv_bfloat16 v1106 = __float2bfloat16_rn(v1105);
-    out[v1102] = v1106;
+    out[v1102] = v1106;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1107 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1107 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1109 = v468 + v1107;
-  const unsigned int v1110 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1110 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1112 = v471 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
     const float v1116 = v22.x[40];
-    const unsigned int v1117 = v1109 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1117 = v1109 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1118 = v1117 + v1112;
     const __nv_bfloat16 v1119 = residual[v1118];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1120 = __bfloat162float(v1119);
     const float v1121 = fmaf(v1116, v3, v1120);
     const __nv_bfloat16 v1122 = __float2bfloat16_rn(v1121);
-    out[v1118] = v1122;
+    out[v1118] = v1122;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1123 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1123 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1125 = v468 + v1123;
-  const unsigned int v1126 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1126 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1128 = v471 + v1126;
-  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
     const float v1132 = v22.x[41];
-    const unsigned int v1133 = v1125 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1133 = v1125 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1134 = v1133 + v1128;
     const __nv_bfloat16 v1135 = residual[v1134];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1136 = __bfloat162float(v1135);
     const float v1137 = fmaf(v1132, v3, v1136);
     const __nv_bfloat16 v1138 = __float2bfloat16_rn(v1137);
-    out[v1134] = v1138;
+    out[v1134] = v1138;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1139 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1139 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1141 = v468 + v1139;
-  const unsigned int v1142 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1142 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1144 = v471 + v1142;
-  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
     const float v1148 = v22.x[42];
-    const unsigned int v1149 = v1141 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1149 = v1141 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1150 = v1149 + v1144;
     const __nv_bfloat16 v1151 = residual[v1150];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1152 = __bfloat162float(v1151);
     const float v1153 = fmaf(v1148, v3, v1152);
     const __nv_bfloat16 v1154 = __float2bfloat16_rn(v1153);
-    out[v1150] = v1154;
+    out[v1150] = v1154;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1155 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1155 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1157 = v468 + v1155;
-  const unsigned int v1158 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1158 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1160 = v471 + v1158;
-  const bool v1161 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1161 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1162 = v1160 < v1;
   const bool v1163 = v1161 && v1162;
   if (v1163) {
     const float v1164 = v22.x[43];
-    const unsigned int v1165 = v1157 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1165 = v1157 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1166 = v1165 + v1160;
     const __nv_bfloat16 v1167 = residual[v1166];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1168 = __bfloat162float(v1167);
     const float v1169 = fmaf(v1164, v3, v1168);
     const __nv_bfloat16 v1170 = __float2bfloat16_rn(v1169);
-    out[v1166] = v1170;
+    out[v1166] = v1170;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1171 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1171 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1173 = v468 + v1171;
-  const unsigned int v1174 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1174 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1176 = v471 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
     const float v1180 = v22.x[44];
-    const unsigned int v1181 = v1173 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1181 = v1173 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1182 = v1181 + v1176;
     const __nv_bfloat16 v1183 = residual[v1182];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1184 = __bfloat162float(v1183);
     const float v1185 = fmaf(v1180, v3, v1184);
     const __nv_bfloat16 v1186 = __float2bfloat16_rn(v1185);
-    out[v1182] = v1186;
+    out[v1182] = v1186;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1187 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1187 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1189 = v468 + v1187;
-  const unsigned int v1190 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1190 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1192 = v471 + v1190;
-  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
     const float v1196 = v22.x[45];
-    const unsigned int v1197 = v1189 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1197 = v1189 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1198 = v1197 + v1192;
     const __nv_bfloat16 v1199 = residual[v1198];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1200 = __bfloat162float(v1199);
     const float v1201 = fmaf(v1196, v3, v1200);
     const __nv_bfloat16 v1202 = __float2bfloat16_rn(v1201);
-    out[v1198] = v1202;
+    out[v1198] = v1202;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1203 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1203 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1205 = v468 + v1203;
-  const unsigned int v1206 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1206 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1208 = v471 + v1206;
-  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
     const float v1212 = v22.x[46];
-    const unsigned int v1213 = v1205 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1213 = v1205 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1214 = v1213 + v1208;
     const __nv_bfloat16 v1215 = residual[v1214];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1216 = __bfloat162float(v1215);
     const float v1217 = fmaf(v1212, v3, v1216);
     const __nv_bfloat16 v1218 = __float2bfloat16_rn(v1217);
-    out[v1214] = v1218;
+    out[v1214] = v1218;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1219 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1219 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1221 = v468 + v1219;
-  const unsigned int v1222 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1222 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1224 = v471 + v1222;
-  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1226 = v1224 < v1;
   const bool v1227 = v1225 && v1226;
   if (v1227) {
     const float v1228 = v22.x[47];
-    const unsigned int v1229 = v1221 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1229 = v1221 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1230 = v1229 + v1224;
     const __nv_bfloat16 v1231 = residual[v1230];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1232 = __bfloat162float(v1231);
     const float v1233 = fmaf(v1228, v3, v1232);
     const __nv_bfloat16 v1234 = __float2bfloat16_rn(v1233);
-    out[v1230] = v1234;
+    out[v1230] = v1234;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1235 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1235 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1237 = v468 + v1235;
-  const unsigned int v1238 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1238 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1240 = v471 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
     const float v1244 = v22.x[48];
-    const unsigned int v1245 = v1237 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1245 = v1237 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1246 = v1245 + v1240;
     const __nv_bfloat16 v1247 = residual[v1246];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1248 = __bfloat162float(v1247);
     const float v1249 = fmaf(v1244, v3, v1248);
     const __nv_bfloat16 v1250 = __float2bfloat16_rn(v1249);
-    out[v1246] = v1250;
+    out[v1246] = v1250;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1251 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1251 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1253 = v468 + v1251;
-  const unsigned int v1254 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1254 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1256 = v471 + v1254;
-  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
     const float v1260 = v22.x[49];
-    const unsigned int v1261 = v1253 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1261 = v1253 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1262 = v1261 + v1256;
     const __nv_bfloat16 v1263 = residual[v1262];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1264 = __bfloat162float(v1263);
     const float v1265 = fmaf(v1260, v3, v1264);
     const __nv_bfloat16 v1266 = __float2bfloat16_rn(v1265);
-    out[v1262] = v1266;
+    out[v1262] = v1266;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1267 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1267 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1269 = v468 + v1267;
-  const unsigned int v1270 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1270 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1272 = v471 + v1270;
-  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1274 = v1272 < v1;
   const bool v1275 = v1273 && v1274;
   if (v1275) {
     const float v1276 = v22.x[50];
-    const unsigned int v1277 = v1269 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1277 = v1269 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1278 = v1277 + v1272;
     const __nv_bfloat16 v1279 = residual[v1278];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1280 = __bfloat162float(v1279);
     const float v1281 = fmaf(v1276, v3, v1280);
     const __nv_bfloat16 v1282 = __float2bfloat16_rn(v1281);
-    out[v1278] = v1282;
+    out[v1278] = v1282;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1283 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1283 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1285 = v468 + v1283;
-  const unsigned int v1286 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1286 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1288 = v471 + v1286;
-  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1290 = v1288 < v1;
   const bool v1291 = v1289 && v1290;
   if (v1291) {
     const float v1292 = v22.x[51];
-    const unsigned int v1293 = v1285 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1293 = v1285 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1294 = v1293 + v1288;
     const __nv_bfloat16 v1295 = residual[v1294];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1296 = __bfloat162float(v1295);
     const float v1297 = fmaf(v1292, v3, v1296);
     const __nv_bfloat16 v1298 = __float2bfloat16_rn(v1297);
-    out[v1294] = v1298;
+    out[v1294] = v1298;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1299 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1299 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1301 = v468 + v1299;
-  const unsigned int v1302 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1302 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1304 = v471 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
     const float v1308 = v22.x[52];
-    const unsigned int v1309 = v1301 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1309 = v1301 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1310 = v1309 + v1304;
     const __nv_bfloat16 v1311 = residual[v1310];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1312 = __bfloat162float(v1311);
     const float v1313 = fmaf(v1308, v3, v1312);
     const __nv_bfloat16 v1314 = __float2bfloat16_rn(v1313);
-    out[v1310] = v1314;
+    out[v1310] = v1314;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1315 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1315 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1317 = v468 + v1315;
-  const unsigned int v1318 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1318 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1320 = v471 + v1318;
-  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1322 = v1320 < v1;
   const bool v1323 = v1321 && v1322;
   if (v1323) {
     const float v1324 = v22.x[53];
-    const unsigned int v1325 = v1317 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1325 = v1317 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1326 = v1325 + v1320;
     const __nv_bfloat16 v1327 = residual[v1326];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1328 = __bfloat162float(v1327);
     const float v1329 = fmaf(v1324, v3, v1328);
     const __nv_bfloat16 v1330 = __float2bfloat16_rn(v1329);
-    out[v1326] = v1330;
+    out[v1326] = v1330;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1331 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1331 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1333 = v468 + v1331;
-  const unsigned int v1334 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1334 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1336 = v471 + v1334;
-  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1338 = v1336 < v1;
   const bool v1339 = v1337 && v1338;
   if (v1339) {
     const float v1340 = v22.x[54];
-    const unsigned int v1341 = v1333 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1341 = v1333 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1342 = v1341 + v1336;
     const __nv_bfloat16 v1343 = residual[v1342];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1344 = __bfloat162float(v1343);
     const float v1345 = fmaf(v1340, v3, v1344);
     const __nv_bfloat16 v1346 = __float2bfloat16_rn(v1345);
-    out[v1342] = v1346;
+    out[v1342] = v1346;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1347 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1347 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1349 = v468 + v1347;
-  const unsigned int v1350 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1350 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1352 = v471 + v1350;
-  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1354 = v1352 < v1;
   const bool v1355 = v1353 && v1354;
   if (v1355) {
     const float v1356 = v22.x[55];
-    const unsigned int v1357 = v1349 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1357 = v1349 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1358 = v1357 + v1352;
     const __nv_bfloat16 v1359 = residual[v1358];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1360 = __bfloat162float(v1359);
     const float v1361 = fmaf(v1356, v3, v1360);
     const __nv_bfloat16 v1362 = __float2bfloat16_rn(v1361);
-    out[v1358] = v1362;
+    out[v1358] = v1362;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1363 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1363 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1365 = v468 + v1363;
-  const unsigned int v1366 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1366 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1368 = v471 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1370 = v1368 < v1;
   const bool v1371 = v1369 && v1370;
   if (v1371) {
     const float v1372 = v22.x[56];
-    const unsigned int v1373 = v1365 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1373 = v1365 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1374 = v1373 + v1368;
     const __nv_bfloat16 v1375 = residual[v1374];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1376 = __bfloat162float(v1375);
     const float v1377 = fmaf(v1372, v3, v1376);
     const __nv_bfloat16 v1378 = __float2bfloat16_rn(v1377);
-    out[v1374] = v1378;
+    out[v1374] = v1378;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1379 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1379 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1381 = v468 + v1379;
-  const unsigned int v1382 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1382 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1384 = v471 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
     const float v1388 = v22.x[57];
-    const unsigned int v1389 = v1381 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1389 = v1381 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1390 = v1389 + v1384;
     const __nv_bfloat16 v1391 = residual[v1390];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1392 = __bfloat162float(v1391);
     const float v1393 = fmaf(v1388, v3, v1392);
     const __nv_bfloat16 v1394 = __float2bfloat16_rn(v1393);
-    out[v1390] = v1394;
+    out[v1390] = v1394;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1395 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1395 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1397 = v468 + v1395;
-  const unsigned int v1398 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1398 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1400 = v471 + v1398;
-  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
     const float v1404 = v22.x[58];
-    const unsigned int v1405 = v1397 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1405 = v1397 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1406 = v1405 + v1400;
     const __nv_bfloat16 v1407 = residual[v1406];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1408 = __bfloat162float(v1407);
     const float v1409 = fmaf(v1404, v3, v1408);
     const __nv_bfloat16 v1410 = __float2bfloat16_rn(v1409);
-    out[v1406] = v1410;
+    out[v1406] = v1410;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1411 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1411 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1413 = v468 + v1411;
-  const unsigned int v1414 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1414 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1416 = v471 + v1414;
-  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1418 = v1416 < v1;
   const bool v1419 = v1417 && v1418;
   if (v1419) {
     const float v1420 = v22.x[59];
-    const unsigned int v1421 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1421 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1422 = v1421 + v1416;
     const __nv_bfloat16 v1423 = residual[v1422];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1424 = __bfloat162float(v1423);
     const float v1425 = fmaf(v1420, v3, v1424);
     const __nv_bfloat16 v1426 = __float2bfloat16_rn(v1425);
-    out[v1422] = v1426;
+    out[v1422] = v1426;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1427 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1427 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1429 = v468 + v1427;
-  const unsigned int v1430 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1430 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1432 = v471 + v1430;
-  const bool v1433 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1433 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1434 = v1432 < v1;
   const bool v1435 = v1433 && v1434;
   if (v1435) {
     const float v1436 = v22.x[60];
-    const unsigned int v1437 = v1429 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1437 = v1429 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1438 = v1437 + v1432;
     const __nv_bfloat16 v1439 = residual[v1438];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1440 = __bfloat162float(v1439);
     const float v1441 = fmaf(v1436, v3, v1440);
     const __nv_bfloat16 v1442 = __float2bfloat16_rn(v1441);
-    out[v1438] = v1442;
+    out[v1438] = v1442;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1443 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1443 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1445 = v468 + v1443;
-  const unsigned int v1446 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1446 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1448 = v471 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
     const float v1452 = v22.x[61];
-    const unsigned int v1453 = v1445 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1453 = v1445 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1454 = v1453 + v1448;
     const __nv_bfloat16 v1455 = residual[v1454];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1456 = __bfloat162float(v1455);
     const float v1457 = fmaf(v1452, v3, v1456);
     const __nv_bfloat16 v1458 = __float2bfloat16_rn(v1457);
-    out[v1454] = v1458;
+    out[v1454] = v1458;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1459 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1459 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1461 = v468 + v1459;
-  const unsigned int v1462 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1462 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1464 = v471 + v1462;
-  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1466 = v1464 < v1;
   const bool v1467 = v1465 && v1466;
   if (v1467) {
     const float v1468 = v22.x[62];
-    const unsigned int v1469 = v1461 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1469 = v1461 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1470 = v1469 + v1464;
     const __nv_bfloat16 v1471 = residual[v1470];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1472 = __bfloat162float(v1471);
     const float v1473 = fmaf(v1468, v3, v1472);
     const __nv_bfloat16 v1474 = __float2bfloat16_rn(v1473);
-    out[v1470] = v1474;
+    out[v1470] = v1474;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1475 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v1475 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:206
   const unsigned int v1477 = v468 + v1475;
-  const unsigned int v1478 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:170
+  const unsigned int v1478 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:207
   const unsigned int v1480 = v471 + v1478;
-  const bool v1481 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1481 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1482 = v1480 < v1;
   const bool v1483 = v1481 && v1482;
   if (v1483) {
     const float v1484 = v22.x[63];
-    const unsigned int v1485 = v1477 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const unsigned int v1485 = v1477 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1486 = v1485 + v1480;
     const __nv_bfloat16 v1487 = residual[v1486];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1488 = __bfloat162float(v1487);
     const float v1489 = fmaf(v1484, v3, v1488);
     const __nv_bfloat16 v1490 = __float2bfloat16_rn(v1489);
-    out[v1486] = v1490;
+    out[v1486] = v1490;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

@@ -92,34 +92,34 @@ kernel void iron_gemm_batched_kn_bf16(
   const uint v5 = stride_b;
   const float v6 = alpha;
   const uint v7 = iron_gid.z;  // kernels/gemm/gemm.cpp:60
-  const uint v8 = v7 * v5;  // kernels/gemm/gemm.cpp:61
-  const uint v9 = v7 * v4;
-  const uint v11 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v8 = v7 * v4;  // kernels/gemm/gemm.cpp:61
+  const uint v9 = v7 * v5;
+  const uint v11 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v12 = v11 << 7u;
-  const uint v14 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v14 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v15 = v14 << 6u;
-  const uint v16 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v16 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v20 = v19 << 6u;
-  const uint v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v24 = v23 << 5u;
-  iron_frag<float, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v26, float(0.0f));
-  iron_frag<bfloat, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<bfloat, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v28, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<bfloat, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v30, bfloat(bfloat(0.0f)));
-  const uint v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v34 = v33 == 0u;
-  const uint v37 = v2 & 7u;
+  const uint v37 = v8 & 7u;
   const bool v38 = v37 == 0u;
   const bool v39 = v34 && v38;
-  const uint v42 = v9 & 7u;
+  const uint v42 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
   const bool v43 = v42 == 0u;
-  const bool v44 = v39 && v43;
-  const uint v47 = v8 & 7u;
-  const bool v48 = v47 == 0u;
-  const bool v49 = v44 && v48;
+  const uint v46 = v9 & 7u;
+  const bool v47 = v46 == 0u;
+  const bool v48 = v43 && v47;
+  const bool v49 = v39 && v48;  // kernels/gemm/gemm_tiles.hpp:176
   if (v49) {
     const uint v55 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v58 = v55 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
@@ -130,9 +130,9 @@ kernel void iron_gemm_batched_kn_bf16(
     const bool v66 = v62 < v3;
     const bool v67 = v64 && v66;
     const uint v69 = v63 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v70 = v9 + v69;
+    const uint v70 = v8 + v69;
     const uint v72 = v70 + v62;
-    const uint v73 = v67 ? v72 : v9;
+    const uint v73 = v67 ? v72 : v8;
     const uint v75 = v58 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v77 = v75 + v62;
     for (uint e = 0; e < 8u; ++e) {
@@ -147,9 +147,9 @@ kernel void iron_gemm_batched_kn_bf16(
     const bool v90 = v86 < v3;
     const bool v91 = v88 && v90;
     const uint v93 = v87 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v94 = v9 + v93;
+    const uint v94 = v8 + v93;
     const uint v96 = v94 + v86;
-    const uint v97 = v91 ? v96 : v9;
+    const uint v97 = v91 ? v96 : v8;
     const uint v99 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v101 = v99 + v86;
     for (uint e = 0; e < 8u; ++e) {
@@ -164,9 +164,9 @@ kernel void iron_gemm_batched_kn_bf16(
     const bool v114 = v110 < v3;
     const bool v115 = v112 && v114;
     const uint v117 = v111 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v118 = v9 + v117;
+    const uint v118 = v8 + v117;
     const uint v120 = v118 + v110;
-    const uint v121 = v115 ? v120 : v9;
+    const uint v121 = v115 ? v120 : v8;
     const uint v123 = v106 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v125 = v123 + v110;
     for (uint e = 0; e < 8u; ++e) {
@@ -181,9 +181,9 @@ kernel void iron_gemm_batched_kn_bf16(
     const bool v138 = v134 < v3;
     const bool v139 = v136 && v138;
     const uint v141 = v135 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v142 = v9 + v141;
+    const uint v142 = v8 + v141;
     const uint v144 = v142 + v134;
-    const uint v145 = v139 ? v144 : v9;
+    const uint v145 = v139 ? v144 : v8;
     const uint v147 = v130 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v149 = v147 + v134;
     for (uint e = 0; e < 8u; ++e) {
@@ -197,10 +197,10 @@ kernel void iron_gemm_batched_kn_bf16(
     const bool v164 = v163 < v2;
     const bool v165 = v162 && v164;
     const uint v167 = v156 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v168 = v8 + v167;
+    const uint v168 = v9 + v167;
     const uint v169 = v168 + v15;
     const uint v170 = v169 + v160;
-    const uint v171 = v165 ? v170 : v8;
+    const uint v171 = v165 ? v170 : v9;
     const uint v173 = v156 * 72u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v175 = v173 + v160;
     for (uint e = 0; e < 8u; ++e) {
@@ -214,32 +214,32 @@ kernel void iron_gemm_batched_kn_bf16(
     const bool v188 = v187 < v2;
     const bool v189 = v186 && v188;
     const uint v191 = v180 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v192 = v8 + v191;
+    const uint v192 = v9 + v191;
     const uint v193 = v192 + v15;
     const uint v194 = v193 + v184;
-    const uint v195 = v189 ? v194 : v8;
+    const uint v195 = v189 ? v194 : v9;
     const uint v197 = v180 * 72u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v199 = v197 + v184;
     for (uint e = 0; e < 8u; ++e) {
       shm1[v199 + e] = v189 ? b[v195 + e] : bfloat(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v369 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v369 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v202 = 0u; v202 < v3; v202 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v205 = v202 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v202 = 0u; v202 < v3; v202 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v205 = v202 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v206 = v205 & 1u;
-      const uint v208 = v202 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v208 = v202 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v209 = v208 < v3;
       if (v209) {
         const uint v211 = 1u - v206;
-        const uint v215 = v211 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v215 = v211 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v227 = v208 + v62;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v228 = v227 < v3;
         const bool v229 = v64 && v228;
         const uint v233 = v70 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v234 = v233 + v62;
-        const uint v235 = v229 ? v234 : v9;
+        const uint v235 = v229 ? v234 : v8;
         const uint v238 = v215 + v75;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v239 = v238 + v62;
         for (uint e = 0; e < 8u; ++e) {
@@ -250,7 +250,7 @@ kernel void iron_gemm_batched_kn_bf16(
         const bool v253 = v88 && v252;
         const uint v257 = v94 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v258 = v257 + v86;
-        const uint v259 = v253 ? v258 : v9;
+        const uint v259 = v253 ? v258 : v8;
         const uint v262 = v215 + v99;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v263 = v262 + v86;
         for (uint e = 0; e < 8u; ++e) {
@@ -261,7 +261,7 @@ kernel void iron_gemm_batched_kn_bf16(
         const bool v277 = v112 && v276;
         const uint v281 = v118 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v282 = v281 + v110;
-        const uint v283 = v277 ? v282 : v9;
+        const uint v283 = v277 ? v282 : v8;
         const uint v286 = v215 + v123;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v287 = v286 + v110;
         for (uint e = 0; e < 8u; ++e) {
@@ -272,21 +272,21 @@ kernel void iron_gemm_batched_kn_bf16(
         const bool v301 = v136 && v300;
         const uint v305 = v142 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v306 = v305 + v134;
-        const uint v307 = v301 ? v306 : v9;
+        const uint v307 = v301 ? v306 : v8;
         const uint v310 = v215 + v147;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v311 = v310 + v134;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v311 + e] = v301 ? a[v307 + e] : bfloat(0);
         }
-        const uint v313 = v211 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v313 = v211 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v323 = v208 + v156;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v324 = v323 < v3;
         const bool v327 = v324 && v164;
         const uint v329 = v323 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-        const uint v330 = v8 + v329;
+        const uint v330 = v9 + v329;
         const uint v331 = v330 + v15;
         const uint v332 = v331 + v160;
-        const uint v333 = v327 ? v332 : v8;
+        const uint v333 = v327 ? v332 : v9;
         const uint v336 = v313 + v173;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v337 = v336 + v160;
         for (uint e = 0; e < 8u; ++e) {
@@ -296,42 +296,42 @@ kernel void iron_gemm_batched_kn_bf16(
         const bool v348 = v347 < v3;
         const bool v351 = v348 && v188;
         const uint v353 = v347 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-        const uint v354 = v8 + v353;
+        const uint v354 = v9 + v353;
         const uint v355 = v354 + v15;
         const uint v356 = v355 + v184;
-        const uint v357 = v351 ? v356 : v8;
+        const uint v357 = v351 ? v356 : v9;
         const uint v360 = v313 + v197;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v361 = v360 + v184;
         for (uint e = 0; e < 8u; ++e) {
           shm1[v361 + e] = v351 ? b[v357 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v363 = v206 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v363 = v206 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v365 = v206 * 5120u;
-      const uint v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v28, shm0, long(v370), long(40u));
-      const uint v375 = v363 + v24;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v375 = v363 + v24;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v30, shm1, long(v375), long(72u));
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v381 = v370 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v381 = v370 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v28, shm0, long(v381), long(40u));
-      const uint v384 = v363 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v384 = v363 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const uint v385 = v384 + v24;
       iron_frag_load<false>(v30, shm1, long(v385), long(72u));
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v389 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v390 = iron_tid.x;
-    const uint v446 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v446 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const uint v458 = v446 + 16u;
-    const uint v462 = 1152u + v24;  // kernels/gemm/gemm_tiles.hpp:123
+    const uint v462 = 1152u + v24;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (uint v388 = 0u; v388 < v3; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v388 = 0u; v388 < v3; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -342,7 +342,7 @@ kernel void iron_gemm_batched_kn_bf16(
         const bool v401 = v398 && v400;
         if (v401) {
           const uint v403 = v397 * v3;  // kernels/gemm/gemm_tiles.hpp:73
-          const uint v404 = v9 + v403;
+          const uint v404 = v8 + v403;
           const uint v405 = v404 + v388;
           const uint v406 = v405 + v396;
           const bfloat v407 = a[v406];
@@ -366,7 +366,7 @@ kernel void iron_gemm_batched_kn_bf16(
         const bool v427 = v424 && v426;
         if (v427) {
           const uint v429 = v423 * v2;  // kernels/gemm/gemm_tiles.hpp:73
-          const uint v430 = v8 + v429;
+          const uint v430 = v9 + v429;
           const uint v431 = v430 + v15;
           const uint v432 = v431 + v422;
           const bfloat v433 = b[v432];
@@ -379,23 +379,23 @@ kernel void iron_gemm_batched_kn_bf16(
           shm1[v439] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v28, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v30, shm1, long(v24), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v28, shm0, long(v458), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v30, shm1, long(v462), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v28, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v30, shm1, long(v24), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v28, shm0, long(v458), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v30, shm1, long(v462), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v463 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v463 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v464 = v12 + v20;
   const uint v465 = v464 + v463;
-  const uint v466 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v466 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v467 = v15 + v24;
   const uint v468 = v467 + v466;
-  const bool v469 = v465 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v469 = v465 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v470 = v468 < v2;
   const bool v471 = v469 && v470;
   if (v471) {
@@ -408,11 +408,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v478 = v477 + v468;
     out[v478] = v474;
   }
-  const uint v479 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v479 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v481 = v464 + v479;
-  const uint v482 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v482 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v484 = v467 + v482;
-  const bool v485 = v481 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v485 = v481 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v486 = v484 < v2;
   const bool v487 = v485 && v486;
   if (v487) {
@@ -425,11 +425,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v494 = v493 + v484;
     out[v494] = v490;
   }
-  const uint v495 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v495 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v497 = v464 + v495;
-  const uint v498 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v498 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v500 = v467 + v498;
-  const bool v501 = v497 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v501 = v497 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v502 = v500 < v2;
   const bool v503 = v501 && v502;
   if (v503) {
@@ -442,11 +442,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v510 = v509 + v500;
     out[v510] = v506;
   }
-  const uint v511 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v511 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v513 = v464 + v511;
-  const uint v514 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v514 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v516 = v467 + v514;
-  const bool v517 = v513 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v517 = v513 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v518 = v516 < v2;
   const bool v519 = v517 && v518;
   if (v519) {
@@ -459,11 +459,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v526 = v525 + v516;
     out[v526] = v522;
   }
-  const uint v527 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v527 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v529 = v464 + v527;
-  const uint v530 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v530 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v532 = v467 + v530;
-  const bool v533 = v529 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v533 = v529 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v534 = v532 < v2;
   const bool v535 = v533 && v534;
   if (v535) {
@@ -476,11 +476,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v542 = v541 + v532;
     out[v542] = v538;
   }
-  const uint v543 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v543 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v545 = v464 + v543;
-  const uint v546 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v546 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v548 = v467 + v546;
-  const bool v549 = v545 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v549 = v545 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v550 = v548 < v2;
   const bool v551 = v549 && v550;
   if (v551) {
@@ -493,11 +493,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v558 = v557 + v548;
     out[v558] = v554;
   }
-  const uint v559 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v559 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v561 = v464 + v559;
-  const uint v562 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v562 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v564 = v467 + v562;
-  const bool v565 = v561 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v565 = v561 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v566 = v564 < v2;
   const bool v567 = v565 && v566;
   if (v567) {
@@ -510,11 +510,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v574 = v573 + v564;
     out[v574] = v570;
   }
-  const uint v575 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v575 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v577 = v464 + v575;
-  const uint v578 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v578 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v580 = v467 + v578;
-  const bool v581 = v577 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v581 = v577 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v582 = v580 < v2;
   const bool v583 = v581 && v582;
   if (v583) {
@@ -527,11 +527,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v590 = v589 + v580;
     out[v590] = v586;
   }
-  const uint v591 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v591 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v593 = v464 + v591;
-  const uint v594 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v594 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v596 = v467 + v594;
-  const bool v597 = v593 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v597 = v593 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v598 = v596 < v2;
   const bool v599 = v597 && v598;
   if (v599) {
@@ -544,11 +544,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v606 = v605 + v596;
     out[v606] = v602;
   }
-  const uint v607 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v607 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v609 = v464 + v607;
-  const uint v610 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v610 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v612 = v467 + v610;
-  const bool v613 = v609 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v613 = v609 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v614 = v612 < v2;
   const bool v615 = v613 && v614;
   if (v615) {
@@ -561,11 +561,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v622 = v621 + v612;
     out[v622] = v618;
   }
-  const uint v623 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v623 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v625 = v464 + v623;
-  const uint v626 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v626 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v628 = v467 + v626;
-  const bool v629 = v625 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v629 = v625 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v630 = v628 < v2;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -578,11 +578,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v638 = v637 + v628;
     out[v638] = v634;
   }
-  const uint v639 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v639 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v641 = v464 + v639;
-  const uint v642 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v642 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v644 = v467 + v642;
-  const bool v645 = v641 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v645 = v641 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v646 = v644 < v2;
   const bool v647 = v645 && v646;
   if (v647) {
@@ -595,11 +595,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v654 = v653 + v644;
     out[v654] = v650;
   }
-  const uint v655 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v655 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v657 = v464 + v655;
-  const uint v658 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v658 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v660 = v467 + v658;
-  const bool v661 = v657 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v661 = v657 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v662 = v660 < v2;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -612,11 +612,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v670 = v669 + v660;
     out[v670] = v666;
   }
-  const uint v671 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v671 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v673 = v464 + v671;
-  const uint v674 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v674 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v676 = v467 + v674;
-  const bool v677 = v673 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v677 = v673 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v678 = v676 < v2;
   const bool v679 = v677 && v678;
   if (v679) {
@@ -629,11 +629,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v686 = v685 + v676;
     out[v686] = v682;
   }
-  const uint v687 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v687 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v689 = v464 + v687;
-  const uint v690 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v690 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v692 = v467 + v690;
-  const bool v693 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v693 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v694 = v692 < v2;
   const bool v695 = v693 && v694;
   if (v695) {
@@ -646,11 +646,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v702 = v701 + v692;
     out[v702] = v698;
   }
-  const uint v703 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v703 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v705 = v464 + v703;
-  const uint v706 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v706 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v708 = v467 + v706;
-  const bool v709 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v709 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v710 = v708 < v2;
   const bool v711 = v709 && v710;
   if (v711) {
@@ -663,11 +663,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v718 = v717 + v708;
     out[v718] = v714;
   }
-  const uint v719 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v719 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v721 = v464 + v719;
-  const uint v722 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v722 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v724 = v467 + v722;
-  const bool v725 = v721 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v725 = v721 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v726 = v724 < v2;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -680,11 +680,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v734 = v733 + v724;
     out[v734] = v730;
   }
-  const uint v735 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v735 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v737 = v464 + v735;
-  const uint v738 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v738 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v740 = v467 + v738;
-  const bool v741 = v737 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v741 = v737 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v742 = v740 < v2;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -697,11 +697,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v750 = v749 + v740;
     out[v750] = v746;
   }
-  const uint v751 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v751 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v753 = v464 + v751;
-  const uint v754 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v754 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v756 = v467 + v754;
-  const bool v757 = v753 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v757 = v753 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v758 = v756 < v2;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -714,11 +714,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v766 = v765 + v756;
     out[v766] = v762;
   }
-  const uint v767 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v767 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v769 = v464 + v767;
-  const uint v770 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v770 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v772 = v467 + v770;
-  const bool v773 = v769 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v773 = v769 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v774 = v772 < v2;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -731,11 +731,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v782 = v781 + v772;
     out[v782] = v778;
   }
-  const uint v783 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v783 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v785 = v464 + v783;
-  const uint v786 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v786 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v788 = v467 + v786;
-  const bool v789 = v785 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v789 = v785 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v790 = v788 < v2;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -748,11 +748,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v798 = v797 + v788;
     out[v798] = v794;
   }
-  const uint v799 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v799 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v801 = v464 + v799;
-  const uint v802 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v802 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v804 = v467 + v802;
-  const bool v805 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v805 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v806 = v804 < v2;
   const bool v807 = v805 && v806;
   if (v807) {
@@ -765,11 +765,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v814 = v813 + v804;
     out[v814] = v810;
   }
-  const uint v815 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v815 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v817 = v464 + v815;
-  const uint v818 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v818 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v820 = v467 + v818;
-  const bool v821 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v821 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v822 = v820 < v2;
   const bool v823 = v821 && v822;
   if (v823) {
@@ -782,11 +782,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v830 = v829 + v820;
     out[v830] = v826;
   }
-  const uint v831 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v831 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v833 = v464 + v831;
-  const uint v834 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v834 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v836 = v467 + v834;
-  const bool v837 = v833 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v837 = v833 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v838 = v836 < v2;
   const bool v839 = v837 && v838;
   if (v839) {
@@ -799,11 +799,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v846 = v845 + v836;
     out[v846] = v842;
   }
-  const uint v847 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v847 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v849 = v464 + v847;
-  const uint v850 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v850 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v852 = v467 + v850;
-  const bool v853 = v849 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v853 = v849 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v854 = v852 < v2;
   const bool v855 = v853 && v854;
   if (v855) {
@@ -816,11 +816,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v862 = v861 + v852;
     out[v862] = v858;
   }
-  const uint v863 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v863 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v865 = v464 + v863;
-  const uint v866 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v866 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v868 = v467 + v866;
-  const bool v869 = v865 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v869 = v865 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v870 = v868 < v2;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -833,11 +833,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v878 = v877 + v868;
     out[v878] = v874;
   }
-  const uint v879 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v879 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v881 = v464 + v879;
-  const uint v882 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v882 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v884 = v467 + v882;
-  const bool v885 = v881 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v885 = v881 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v886 = v884 < v2;
   const bool v887 = v885 && v886;
   if (v887) {
@@ -850,11 +850,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v894 = v893 + v884;
     out[v894] = v890;
   }
-  const uint v895 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v895 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v897 = v464 + v895;
-  const uint v898 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v898 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v900 = v467 + v898;
-  const bool v901 = v897 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v901 = v897 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v902 = v900 < v2;
   const bool v903 = v901 && v902;
   if (v903) {
@@ -867,11 +867,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v910 = v909 + v900;
     out[v910] = v906;
   }
-  const uint v911 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v911 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v913 = v464 + v911;
-  const uint v914 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v914 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v916 = v467 + v914;
-  const bool v917 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v917 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v918 = v916 < v2;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v926 = v925 + v916;
     out[v926] = v922;
   }
-  const uint v927 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v927 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v929 = v464 + v927;
-  const uint v930 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v930 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v932 = v467 + v930;
-  const bool v933 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v933 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v934 = v932 < v2;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -901,11 +901,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v942 = v941 + v932;
     out[v942] = v938;
   }
-  const uint v943 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v943 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v945 = v464 + v943;
-  const uint v946 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v946 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v948 = v467 + v946;
-  const bool v949 = v945 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v949 = v945 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v950 = v948 < v2;
   const bool v951 = v949 && v950;
   if (v951) {
@@ -918,11 +918,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v958 = v957 + v948;
     out[v958] = v954;
   }
-  const uint v959 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v959 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v961 = v464 + v959;
-  const uint v962 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v962 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v964 = v467 + v962;
-  const bool v965 = v961 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v965 = v961 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v966 = v964 < v2;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -935,11 +935,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v974 = v973 + v964;
     out[v974] = v970;
   }
-  const uint v975 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v975 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v977 = v464 + v975;
-  const uint v978 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v978 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v980 = v467 + v978;
-  const bool v981 = v977 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v981 = v977 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v982 = v980 < v2;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -952,11 +952,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v990 = v989 + v980;
     out[v990] = v986;
   }
-  const uint v991 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v991 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v993 = v464 + v991;
-  const uint v994 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v994 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v996 = v467 + v994;
-  const bool v997 = v993 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v997 = v993 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v998 = v996 < v2;
   const bool v999 = v997 && v998;
   if (v999) {
@@ -969,11 +969,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1006 = v1005 + v996;
     out[v1006] = v1002;
   }
-  const uint v1007 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1007 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1009 = v464 + v1007;
-  const uint v1010 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1010 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1012 = v467 + v1010;
-  const bool v1013 = v1009 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1013 = v1009 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1014 = v1012 < v2;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -986,11 +986,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1022 = v1021 + v1012;
     out[v1022] = v1018;
   }
-  const uint v1023 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1023 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1025 = v464 + v1023;
-  const uint v1026 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1026 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1028 = v467 + v1026;
-  const bool v1029 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1029 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1030 = v1028 < v2;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -1003,11 +1003,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1038 = v1037 + v1028;
     out[v1038] = v1034;
   }
-  const uint v1039 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1039 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1041 = v464 + v1039;
-  const uint v1042 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1042 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1044 = v467 + v1042;
-  const bool v1045 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1045 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1046 = v1044 < v2;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -1020,11 +1020,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1054 = v1053 + v1044;
     out[v1054] = v1050;
   }
-  const uint v1055 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1055 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1057 = v464 + v1055;
-  const uint v1058 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1058 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1060 = v467 + v1058;
-  const bool v1061 = v1057 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1061 = v1057 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1062 = v1060 < v2;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -1037,11 +1037,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1070 = v1069 + v1060;
     out[v1070] = v1066;
   }
-  const uint v1071 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1071 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1073 = v464 + v1071;
-  const uint v1074 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1074 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1076 = v467 + v1074;
-  const bool v1077 = v1073 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1077 = v1073 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1078 = v1076 < v2;
   const bool v1079 = v1077 && v1078;
   if (v1079) {
@@ -1054,11 +1054,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1086 = v1085 + v1076;
     out[v1086] = v1082;
   }
-  const uint v1087 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1087 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1089 = v464 + v1087;
-  const uint v1090 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1090 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1092 = v467 + v1090;
-  const bool v1093 = v1089 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1093 = v1089 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1094 = v1092 < v2;
   const bool v1095 = v1093 && v1094;
   if (v1095) {
@@ -1071,11 +1071,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1102 = v1101 + v1092;
     out[v1102] = v1098;
   }
-  const uint v1103 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1103 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1105 = v464 + v1103;
-  const uint v1106 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1106 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1108 = v467 + v1106;
-  const bool v1109 = v1105 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1109 = v1105 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1110 = v1108 < v2;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1088,11 +1088,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1118 = v1117 + v1108;
     out[v1118] = v1114;
   }
-  const uint v1119 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1119 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1121 = v464 + v1119;
-  const uint v1122 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1122 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1124 = v467 + v1122;
-  const bool v1125 = v1121 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1125 = v1121 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1126 = v1124 < v2;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1105,11 +1105,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1134 = v1133 + v1124;
     out[v1134] = v1130;
   }
-  const uint v1135 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1135 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1137 = v464 + v1135;
-  const uint v1138 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1138 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1140 = v467 + v1138;
-  const bool v1141 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1141 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1142 = v1140 < v2;
   const bool v1143 = v1141 && v1142;
   if (v1143) {
@@ -1122,11 +1122,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1150 = v1149 + v1140;
     out[v1150] = v1146;
   }
-  const uint v1151 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1151 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1153 = v464 + v1151;
-  const uint v1154 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1154 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1156 = v467 + v1154;
-  const bool v1157 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1157 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1158 = v1156 < v2;
   const bool v1159 = v1157 && v1158;
   if (v1159) {
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1166 = v1165 + v1156;
     out[v1166] = v1162;
   }
-  const uint v1167 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1167 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1169 = v464 + v1167;
-  const uint v1170 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1170 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1172 = v467 + v1170;
-  const bool v1173 = v1169 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1173 = v1169 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1174 = v1172 < v2;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
@@ -1156,11 +1156,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1182 = v1181 + v1172;
     out[v1182] = v1178;
   }
-  const uint v1183 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1183 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1185 = v464 + v1183;
-  const uint v1186 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1186 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1188 = v467 + v1186;
-  const bool v1189 = v1185 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1189 = v1185 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1190 = v1188 < v2;
   const bool v1191 = v1189 && v1190;
   if (v1191) {
@@ -1173,11 +1173,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1198 = v1197 + v1188;
     out[v1198] = v1194;
   }
-  const uint v1199 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1199 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1201 = v464 + v1199;
-  const uint v1202 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1202 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1204 = v467 + v1202;
-  const bool v1205 = v1201 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v2;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1214 = v1213 + v1204;
     out[v1214] = v1210;
   }
-  const uint v1215 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1215 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1217 = v464 + v1215;
-  const uint v1218 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1218 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1220 = v467 + v1218;
-  const bool v1221 = v1217 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1221 = v1217 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1222 = v1220 < v2;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1207,11 +1207,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1230 = v1229 + v1220;
     out[v1230] = v1226;
   }
-  const uint v1231 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1231 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1233 = v464 + v1231;
-  const uint v1234 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1234 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1236 = v467 + v1234;
-  const bool v1237 = v1233 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1237 = v1233 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1238 = v1236 < v2;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
@@ -1224,11 +1224,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1246 = v1245 + v1236;
     out[v1246] = v1242;
   }
-  const uint v1247 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1247 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1249 = v464 + v1247;
-  const uint v1250 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1250 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1252 = v467 + v1250;
-  const bool v1253 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1253 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1254 = v1252 < v2;
   const bool v1255 = v1253 && v1254;
   if (v1255) {
@@ -1241,11 +1241,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1262 = v1261 + v1252;
     out[v1262] = v1258;
   }
-  const uint v1263 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1263 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1265 = v464 + v1263;
-  const uint v1266 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1266 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1268 = v467 + v1266;
-  const bool v1269 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1269 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1270 = v1268 < v2;
   const bool v1271 = v1269 && v1270;
   if (v1271) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1278 = v1277 + v1268;
     out[v1278] = v1274;
   }
-  const uint v1279 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1279 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1281 = v464 + v1279;
-  const uint v1282 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1282 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1284 = v467 + v1282;
-  const bool v1285 = v1281 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1285 = v1281 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1286 = v1284 < v2;
   const bool v1287 = v1285 && v1286;
   if (v1287) {
@@ -1275,11 +1275,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1294 = v1293 + v1284;
     out[v1294] = v1290;
   }
-  const uint v1295 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1295 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1297 = v464 + v1295;
-  const uint v1298 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1298 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1300 = v467 + v1298;
-  const bool v1301 = v1297 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1301 = v1297 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1302 = v1300 < v2;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1292,11 +1292,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1310 = v1309 + v1300;
     out[v1310] = v1306;
   }
-  const uint v1311 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1311 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1313 = v464 + v1311;
-  const uint v1314 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1314 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1316 = v467 + v1314;
-  const bool v1317 = v1313 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1317 = v1313 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1318 = v1316 < v2;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1309,11 +1309,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1326 = v1325 + v1316;
     out[v1326] = v1322;
   }
-  const uint v1327 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1327 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1329 = v464 + v1327;
-  const uint v1330 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1330 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1332 = v467 + v1330;
-  const bool v1333 = v1329 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1333 = v1329 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1334 = v1332 < v2;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1326,11 +1326,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1342 = v1341 + v1332;
     out[v1342] = v1338;
   }
-  const uint v1343 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1343 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1345 = v464 + v1343;
-  const uint v1346 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1346 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1348 = v467 + v1346;
-  const bool v1349 = v1345 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1349 = v1345 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1350 = v1348 < v2;
   const bool v1351 = v1349 && v1350;
   if (v1351) {
@@ -1343,11 +1343,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1358 = v1357 + v1348;
     out[v1358] = v1354;
   }
-  const uint v1359 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1359 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1361 = v464 + v1359;
-  const uint v1362 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1362 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1364 = v467 + v1362;
-  const bool v1365 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1365 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1366 = v1364 < v2;
   const bool v1367 = v1365 && v1366;
   if (v1367) {
@@ -1360,11 +1360,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1374 = v1373 + v1364;
     out[v1374] = v1370;
   }
-  const uint v1375 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1375 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1377 = v464 + v1375;
-  const uint v1378 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1378 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1380 = v467 + v1378;
-  const bool v1381 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1381 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1382 = v1380 < v2;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1377,11 +1377,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1390 = v1389 + v1380;
     out[v1390] = v1386;
   }
-  const uint v1391 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1391 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1393 = v464 + v1391;
-  const uint v1394 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1394 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1396 = v467 + v1394;
-  const bool v1397 = v1393 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1397 = v1393 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1398 = v1396 < v2;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -1394,11 +1394,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1406 = v1405 + v1396;
     out[v1406] = v1402;
   }
-  const uint v1407 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1407 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1409 = v464 + v1407;
-  const uint v1410 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1410 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1412 = v467 + v1410;
-  const bool v1413 = v1409 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1413 = v1409 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1414 = v1412 < v2;
   const bool v1415 = v1413 && v1414;
   if (v1415) {
@@ -1411,11 +1411,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1422 = v1421 + v1412;
     out[v1422] = v1418;
   }
-  const uint v1423 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1423 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1425 = v464 + v1423;
-  const uint v1426 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1426 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1428 = v467 + v1426;
-  const bool v1429 = v1425 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1429 = v1425 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1430 = v1428 < v2;
   const bool v1431 = v1429 && v1430;
   if (v1431) {
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1438 = v1437 + v1428;
     out[v1438] = v1434;
   }
-  const uint v1439 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1439 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1441 = v464 + v1439;
-  const uint v1442 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1442 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1444 = v467 + v1442;
-  const bool v1445 = v1441 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1445 = v1441 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1446 = v1444 < v2;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1445,11 +1445,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1454 = v1453 + v1444;
     out[v1454] = v1450;
   }
-  const uint v1455 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1455 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1457 = v464 + v1455;
-  const uint v1458 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1458 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1460 = v467 + v1458;
-  const bool v1461 = v1457 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1461 = v1457 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1462 = v1460 < v2;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1470 = v1469 + v1460;
     out[v1470] = v1466;
   }
-  const uint v1471 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1471 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1473 = v464 + v1471;
-  const uint v1474 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1474 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1476 = v467 + v1474;
-  const bool v1477 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1477 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1478 = v1476 < v2;
   const bool v1479 = v1477 && v1478;
   if (v1479) {

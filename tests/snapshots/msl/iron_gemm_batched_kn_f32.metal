@@ -92,34 +92,34 @@ kernel void iron_gemm_batched_kn_f32(
   const uint v5 = stride_b;
   const float v6 = alpha;
   const uint v7 = iron_gid.z;  // kernels/gemm/gemm.cpp:60
-  const uint v8 = v7 * v5;  // kernels/gemm/gemm.cpp:61
-  const uint v9 = v7 * v4;
-  const uint v11 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v8 = v7 * v4;  // kernels/gemm/gemm.cpp:61
+  const uint v9 = v7 * v5;
+  const uint v11 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v12 = v11 << 7u;
-  const uint v14 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v14 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v15 = v14 << 6u;
-  const uint v16 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v16 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v20 = v19 << 6u;
-  const uint v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v24 = v23 << 5u;
-  iron_frag<float, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v26, float(0.0f));
-  iron_frag<float, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v28, float(0.0f));
-  iron_frag<float, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v30, float(0.0f));
-  const uint v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v34 = v33 == 0u;
-  const uint v37 = v2 & 7u;
+  const uint v37 = v8 & 7u;
   const bool v38 = v37 == 0u;
   const bool v39 = v34 && v38;
-  const uint v42 = v9 & 7u;
+  const uint v42 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
   const bool v43 = v42 == 0u;
-  const bool v44 = v39 && v43;
-  const uint v47 = v8 & 7u;
-  const bool v48 = v47 == 0u;
-  const bool v49 = v44 && v48;
+  const uint v46 = v9 & 7u;
+  const bool v47 = v46 == 0u;
+  const bool v48 = v43 && v47;
+  const bool v49 = v39 && v48;  // kernels/gemm/gemm_tiles.hpp:176
   if (v49) {
     const uint v55 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v58 = v55 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
@@ -130,9 +130,9 @@ kernel void iron_gemm_batched_kn_f32(
     const bool v66 = v62 < v3;
     const bool v67 = v64 && v66;
     const uint v69 = v63 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v70 = v9 + v69;
+    const uint v70 = v8 + v69;
     const uint v72 = v70 + v62;
-    const uint v73 = v67 ? v72 : v9;
+    const uint v73 = v67 ? v72 : v8;
     const uint v75 = v58 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v77 = v75 + v62;
     for (uint e = 0; e < 4u; ++e) {
@@ -147,9 +147,9 @@ kernel void iron_gemm_batched_kn_f32(
     const bool v90 = v86 < v3;
     const bool v91 = v88 && v90;
     const uint v93 = v87 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v94 = v9 + v93;
+    const uint v94 = v8 + v93;
     const uint v96 = v94 + v86;
-    const uint v97 = v91 ? v96 : v9;
+    const uint v97 = v91 ? v96 : v8;
     const uint v99 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v101 = v99 + v86;
     for (uint e = 0; e < 4u; ++e) {
@@ -164,9 +164,9 @@ kernel void iron_gemm_batched_kn_f32(
     const bool v114 = v110 < v3;
     const bool v115 = v112 && v114;
     const uint v117 = v111 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v118 = v9 + v117;
+    const uint v118 = v8 + v117;
     const uint v120 = v118 + v110;
-    const uint v121 = v115 ? v120 : v9;
+    const uint v121 = v115 ? v120 : v8;
     const uint v123 = v106 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v125 = v123 + v110;
     for (uint e = 0; e < 4u; ++e) {
@@ -181,9 +181,9 @@ kernel void iron_gemm_batched_kn_f32(
     const bool v138 = v134 < v3;
     const bool v139 = v136 && v138;
     const uint v141 = v135 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v142 = v9 + v141;
+    const uint v142 = v8 + v141;
     const uint v144 = v142 + v134;
-    const uint v145 = v139 ? v144 : v9;
+    const uint v145 = v139 ? v144 : v8;
     const uint v147 = v130 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v149 = v147 + v134;
     for (uint e = 0; e < 4u; ++e) {
@@ -197,10 +197,10 @@ kernel void iron_gemm_batched_kn_f32(
     const bool v164 = v163 < v2;
     const bool v165 = v162 && v164;
     const uint v167 = v156 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v168 = v8 + v167;
+    const uint v168 = v9 + v167;
     const uint v169 = v168 + v15;
     const uint v170 = v169 + v160;
-    const uint v171 = v165 ? v170 : v8;
+    const uint v171 = v165 ? v170 : v9;
     const uint v173 = v156 * 68u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v175 = v173 + v160;
     for (uint e = 0; e < 4u; ++e) {
@@ -214,32 +214,32 @@ kernel void iron_gemm_batched_kn_f32(
     const bool v188 = v187 < v2;
     const bool v189 = v186 && v188;
     const uint v191 = v180 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v192 = v8 + v191;
+    const uint v192 = v9 + v191;
     const uint v193 = v192 + v15;
     const uint v194 = v193 + v184;
-    const uint v195 = v189 ? v194 : v8;
+    const uint v195 = v189 ? v194 : v9;
     const uint v197 = v180 * 68u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v199 = v197 + v184;
     for (uint e = 0; e < 4u; ++e) {
       shm1[v199 + e] = v189 ? b[v195 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v369 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v369 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v202 = 0u; v202 < v3; v202 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v205 = v202 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v202 = 0u; v202 < v3; v202 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v205 = v202 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v206 = v205 & 1u;
-      const uint v208 = v202 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v208 = v202 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v209 = v208 < v3;
       if (v209) {
         const uint v211 = 1u - v206;
-        const uint v215 = v211 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v215 = v211 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v227 = v208 + v62;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v228 = v227 < v3;
         const bool v229 = v64 && v228;
         const uint v233 = v70 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v234 = v233 + v62;
-        const uint v235 = v229 ? v234 : v9;
+        const uint v235 = v229 ? v234 : v8;
         const uint v238 = v215 + v75;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v239 = v238 + v62;
         for (uint e = 0; e < 4u; ++e) {
@@ -250,7 +250,7 @@ kernel void iron_gemm_batched_kn_f32(
         const bool v253 = v88 && v252;
         const uint v257 = v94 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v258 = v257 + v86;
-        const uint v259 = v253 ? v258 : v9;
+        const uint v259 = v253 ? v258 : v8;
         const uint v262 = v215 + v99;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v263 = v262 + v86;
         for (uint e = 0; e < 4u; ++e) {
@@ -261,7 +261,7 @@ kernel void iron_gemm_batched_kn_f32(
         const bool v277 = v112 && v276;
         const uint v281 = v118 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v282 = v281 + v110;
-        const uint v283 = v277 ? v282 : v9;
+        const uint v283 = v277 ? v282 : v8;
         const uint v286 = v215 + v123;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v287 = v286 + v110;
         for (uint e = 0; e < 4u; ++e) {
@@ -272,21 +272,21 @@ kernel void iron_gemm_batched_kn_f32(
         const bool v301 = v136 && v300;
         const uint v305 = v142 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v306 = v305 + v134;
-        const uint v307 = v301 ? v306 : v9;
+        const uint v307 = v301 ? v306 : v8;
         const uint v310 = v215 + v147;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v311 = v310 + v134;
         for (uint e = 0; e < 4u; ++e) {
           shm0[v311 + e] = v301 ? a[v307 + e] : float(0);
         }
-        const uint v313 = v211 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v313 = v211 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v323 = v208 + v156;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v324 = v323 < v3;
         const bool v327 = v324 && v164;
         const uint v329 = v323 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-        const uint v330 = v8 + v329;
+        const uint v330 = v9 + v329;
         const uint v331 = v330 + v15;
         const uint v332 = v331 + v160;
-        const uint v333 = v327 ? v332 : v8;
+        const uint v333 = v327 ? v332 : v9;
         const uint v336 = v313 + v173;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v337 = v336 + v160;
         for (uint e = 0; e < 4u; ++e) {
@@ -296,34 +296,34 @@ kernel void iron_gemm_batched_kn_f32(
         const bool v348 = v347 < v3;
         const bool v351 = v348 && v188;
         const uint v353 = v347 * v2;  // kernels/gemm/gemm_tiles.hpp:57
-        const uint v354 = v8 + v353;
+        const uint v354 = v9 + v353;
         const uint v355 = v354 + v15;
         const uint v356 = v355 + v184;
-        const uint v357 = v351 ? v356 : v8;
+        const uint v357 = v351 ? v356 : v9;
         const uint v360 = v313 + v197;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v361 = v360 + v184;
         for (uint e = 0; e < 4u; ++e) {
           shm1[v361 + e] = v351 ? b[v357 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v363 = v206 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v363 = v206 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v365 = v206 * 2560u;
-      const uint v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v28, shm0, long(v370), long(20u));
-      const uint v375 = v363 + v24;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v375 = v363 + v24;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v30, shm1, long(v375), long(68u));
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v379 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v380 = iron_tid.x;
-    const uint v436 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v436 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v378 = 0u; v378 < v3; v378 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v378 = 0u; v378 < v3; v378 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v382 = v380; v382 < 2048u; v382 += v379) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v384 = v382 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v386 = v382 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -334,7 +334,7 @@ kernel void iron_gemm_batched_kn_f32(
         const bool v391 = v388 && v390;
         if (v391) {
           const uint v393 = v387 * v3;  // kernels/gemm/gemm_tiles.hpp:73
-          const uint v394 = v9 + v393;
+          const uint v394 = v8 + v393;
           const uint v395 = v394 + v378;
           const uint v396 = v395 + v386;
           const float v397 = a[v396];
@@ -358,7 +358,7 @@ kernel void iron_gemm_batched_kn_f32(
         const bool v417 = v414 && v416;
         if (v417) {
           const uint v419 = v413 * v2;  // kernels/gemm/gemm_tiles.hpp:73
-          const uint v420 = v8 + v419;
+          const uint v420 = v9 + v419;
           const uint v421 = v420 + v15;
           const uint v422 = v421 + v412;
           const float v423 = b[v422];
@@ -371,20 +371,20 @@ kernel void iron_gemm_batched_kn_f32(
           shm1[v429] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v28, shm0, long(v436), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v30, shm1, long(v24), long(68u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v28, shm0, long(v436), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v30, shm1, long(v24), long(68u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v443 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v443 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v444 = v12 + v20;
   const uint v445 = v444 + v443;
-  const uint v446 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v446 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v447 = v15 + v24;
   const uint v448 = v447 + v446;
-  const bool v449 = v445 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v449 = v445 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v450 = v448 < v2;
   const bool v451 = v449 && v450;
   if (v451) {
@@ -396,11 +396,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v458 = v457 + v448;
     out[v458] = v453;
   }
-  const uint v459 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v459 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v461 = v444 + v459;
-  const uint v462 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v462 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v464 = v447 + v462;
-  const bool v465 = v461 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v2;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -412,11 +412,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v474 = v473 + v464;
     out[v474] = v469;
   }
-  const uint v475 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v475 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v477 = v444 + v475;
-  const uint v478 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v478 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v480 = v447 + v478;
-  const bool v481 = v477 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v481 = v477 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v482 = v480 < v2;
   const bool v483 = v481 && v482;
   if (v483) {
@@ -428,11 +428,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v490 = v489 + v480;
     out[v490] = v485;
   }
-  const uint v491 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v491 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v493 = v444 + v491;
-  const uint v494 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v494 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v496 = v447 + v494;
-  const bool v497 = v493 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v497 = v493 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v498 = v496 < v2;
   const bool v499 = v497 && v498;
   if (v499) {
@@ -444,11 +444,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v506 = v505 + v496;
     out[v506] = v501;
   }
-  const uint v507 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v507 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v509 = v444 + v507;
-  const uint v510 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v510 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v512 = v447 + v510;
-  const bool v513 = v509 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v513 = v509 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v514 = v512 < v2;
   const bool v515 = v513 && v514;
   if (v515) {
@@ -460,11 +460,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v522 = v521 + v512;
     out[v522] = v517;
   }
-  const uint v523 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v523 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v525 = v444 + v523;
-  const uint v526 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v526 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v528 = v447 + v526;
-  const bool v529 = v525 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v2;
   const bool v531 = v529 && v530;
   if (v531) {
@@ -476,11 +476,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v538 = v537 + v528;
     out[v538] = v533;
   }
-  const uint v539 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v539 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v541 = v444 + v539;
-  const uint v542 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v542 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v544 = v447 + v542;
-  const bool v545 = v541 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v545 = v541 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v546 = v544 < v2;
   const bool v547 = v545 && v546;
   if (v547) {
@@ -492,11 +492,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v554 = v553 + v544;
     out[v554] = v549;
   }
-  const uint v555 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v555 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v557 = v444 + v555;
-  const uint v558 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v558 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v560 = v447 + v558;
-  const bool v561 = v557 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v561 = v557 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v562 = v560 < v2;
   const bool v563 = v561 && v562;
   if (v563) {
@@ -508,11 +508,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v570 = v569 + v560;
     out[v570] = v565;
   }
-  const uint v571 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v571 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v573 = v444 + v571;
-  const uint v574 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v574 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v576 = v447 + v574;
-  const bool v577 = v573 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v577 = v573 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v578 = v576 < v2;
   const bool v579 = v577 && v578;
   if (v579) {
@@ -524,11 +524,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v586 = v585 + v576;
     out[v586] = v581;
   }
-  const uint v587 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v587 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v589 = v444 + v587;
-  const uint v590 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v590 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v592 = v447 + v590;
-  const bool v593 = v589 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v593 = v589 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v594 = v592 < v2;
   const bool v595 = v593 && v594;
   if (v595) {
@@ -540,11 +540,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v602 = v601 + v592;
     out[v602] = v597;
   }
-  const uint v603 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v603 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v605 = v444 + v603;
-  const uint v606 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v606 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v608 = v447 + v606;
-  const bool v609 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v609 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v610 = v608 < v2;
   const bool v611 = v609 && v610;
   if (v611) {
@@ -556,11 +556,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v618 = v617 + v608;
     out[v618] = v613;
   }
-  const uint v619 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v619 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v621 = v444 + v619;
-  const uint v622 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v622 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v624 = v447 + v622;
-  const bool v625 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v625 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v626 = v624 < v2;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -572,11 +572,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v634 = v633 + v624;
     out[v634] = v629;
   }
-  const uint v635 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v635 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v637 = v444 + v635;
-  const uint v638 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v638 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v640 = v447 + v638;
-  const bool v641 = v637 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v2;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -588,11 +588,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v650 = v649 + v640;
     out[v650] = v645;
   }
-  const uint v651 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v651 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v653 = v444 + v651;
-  const uint v654 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v654 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v656 = v447 + v654;
-  const bool v657 = v653 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v657 = v653 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v658 = v656 < v2;
   const bool v659 = v657 && v658;
   if (v659) {
@@ -604,11 +604,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v666 = v665 + v656;
     out[v666] = v661;
   }
-  const uint v667 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v667 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v669 = v444 + v667;
-  const uint v670 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v670 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v672 = v447 + v670;
-  const bool v673 = v669 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v673 = v669 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v674 = v672 < v2;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -620,11 +620,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v682 = v681 + v672;
     out[v682] = v677;
   }
-  const uint v683 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v683 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v685 = v444 + v683;
-  const uint v686 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v686 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v688 = v447 + v686;
-  const bool v689 = v685 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v2;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -636,11 +636,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v698 = v697 + v688;
     out[v698] = v693;
   }
-  const uint v699 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v699 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v701 = v444 + v699;
-  const uint v702 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v702 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v704 = v447 + v702;
-  const bool v705 = v701 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v705 = v701 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v706 = v704 < v2;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -652,11 +652,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v714 = v713 + v704;
     out[v714] = v709;
   }
-  const uint v715 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v715 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v717 = v444 + v715;
-  const uint v718 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v718 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v720 = v447 + v718;
-  const bool v721 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v721 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v722 = v720 < v2;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -668,11 +668,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v730 = v729 + v720;
     out[v730] = v725;
   }
-  const uint v731 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v731 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v733 = v444 + v731;
-  const uint v734 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v734 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v736 = v447 + v734;
-  const bool v737 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v737 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v738 = v736 < v2;
   const bool v739 = v737 && v738;
   if (v739) {
@@ -684,11 +684,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v746 = v745 + v736;
     out[v746] = v741;
   }
-  const uint v747 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v747 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v749 = v444 + v747;
-  const uint v750 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v750 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v752 = v447 + v750;
-  const bool v753 = v749 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v2;
   const bool v755 = v753 && v754;
   if (v755) {
@@ -700,11 +700,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v762 = v761 + v752;
     out[v762] = v757;
   }
-  const uint v763 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v763 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v765 = v444 + v763;
-  const uint v766 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v766 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v768 = v447 + v766;
-  const bool v769 = v765 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v2;
   const bool v771 = v769 && v770;
   if (v771) {
@@ -716,11 +716,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v778 = v777 + v768;
     out[v778] = v773;
   }
-  const uint v779 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v779 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v781 = v444 + v779;
-  const uint v782 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v782 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v784 = v447 + v782;
-  const bool v785 = v781 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v2;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -732,11 +732,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v794 = v793 + v784;
     out[v794] = v789;
   }
-  const uint v795 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v795 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v797 = v444 + v795;
-  const uint v798 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v798 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v800 = v447 + v798;
-  const bool v801 = v797 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v801 = v797 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v802 = v800 < v2;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -748,11 +748,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v810 = v809 + v800;
     out[v810] = v805;
   }
-  const uint v811 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v811 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v813 = v444 + v811;
-  const uint v814 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v814 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v816 = v447 + v814;
-  const bool v817 = v813 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v817 = v813 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v818 = v816 < v2;
   const bool v819 = v817 && v818;
   if (v819) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v826 = v825 + v816;
     out[v826] = v821;
   }
-  const uint v827 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v827 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v829 = v444 + v827;
-  const uint v830 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v830 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v832 = v447 + v830;
-  const bool v833 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v833 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v834 = v832 < v2;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -780,11 +780,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v842 = v841 + v832;
     out[v842] = v837;
   }
-  const uint v843 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v843 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v845 = v444 + v843;
-  const uint v846 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v846 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v848 = v447 + v846;
-  const bool v849 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v849 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v850 = v848 < v2;
   const bool v851 = v849 && v850;
   if (v851) {
@@ -796,11 +796,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v858 = v857 + v848;
     out[v858] = v853;
   }
-  const uint v859 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v859 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v861 = v444 + v859;
-  const uint v862 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v862 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v864 = v447 + v862;
-  const bool v865 = v861 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v2;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -812,11 +812,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v874 = v873 + v864;
     out[v874] = v869;
   }
-  const uint v875 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v875 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v877 = v444 + v875;
-  const uint v878 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v878 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v880 = v447 + v878;
-  const bool v881 = v877 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v881 = v877 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v882 = v880 < v2;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -828,11 +828,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v890 = v889 + v880;
     out[v890] = v885;
   }
-  const uint v891 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v891 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v893 = v444 + v891;
-  const uint v894 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v894 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v896 = v447 + v894;
-  const bool v897 = v893 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v2;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -844,11 +844,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v906 = v905 + v896;
     out[v906] = v901;
   }
-  const uint v907 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v907 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v909 = v444 + v907;
-  const uint v910 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v910 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v912 = v447 + v910;
-  const bool v913 = v909 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v913 = v909 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v914 = v912 < v2;
   const bool v915 = v913 && v914;
   if (v915) {
@@ -860,11 +860,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v922 = v921 + v912;
     out[v922] = v917;
   }
-  const uint v923 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v923 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v925 = v444 + v923;
-  const uint v926 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v926 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v928 = v447 + v926;
-  const bool v929 = v925 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v929 = v925 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v930 = v928 < v2;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -876,11 +876,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v938 = v937 + v928;
     out[v938] = v933;
   }
-  const uint v939 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v939 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v941 = v444 + v939;
-  const uint v942 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v942 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v944 = v447 + v942;
-  const bool v945 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v945 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v946 = v944 < v2;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -892,11 +892,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v954 = v953 + v944;
     out[v954] = v949;
   }
-  const uint v955 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v955 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v957 = v444 + v955;
-  const uint v958 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v958 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v960 = v447 + v958;
-  const bool v961 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v961 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v962 = v960 < v2;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -908,11 +908,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v970 = v969 + v960;
     out[v970] = v965;
   }
-  const uint v971 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v971 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v973 = v444 + v971;
-  const uint v974 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v974 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v976 = v447 + v974;
-  const bool v977 = v973 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v2;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -924,11 +924,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v986 = v985 + v976;
     out[v986] = v981;
   }
-  const uint v987 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v987 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v989 = v444 + v987;
-  const uint v990 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v990 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v992 = v447 + v990;
-  const bool v993 = v989 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v993 = v989 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v994 = v992 < v2;
   const bool v995 = v993 && v994;
   if (v995) {
@@ -940,11 +940,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1002 = v1001 + v992;
     out[v1002] = v997;
   }
-  const uint v1003 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1003 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1005 = v444 + v1003;
-  const uint v1006 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1006 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1008 = v447 + v1006;
-  const bool v1009 = v1005 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1009 = v1005 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1010 = v1008 < v2;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
@@ -956,11 +956,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1018 = v1017 + v1008;
     out[v1018] = v1013;
   }
-  const uint v1019 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1019 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1021 = v444 + v1019;
-  const uint v1022 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1022 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1024 = v447 + v1022;
-  const bool v1025 = v1021 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v2;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -972,11 +972,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1034 = v1033 + v1024;
     out[v1034] = v1029;
   }
-  const uint v1035 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1035 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1037 = v444 + v1035;
-  const uint v1038 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1038 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1040 = v447 + v1038;
-  const bool v1041 = v1037 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1041 = v1037 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1042 = v1040 < v2;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -988,11 +988,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1050 = v1049 + v1040;
     out[v1050] = v1045;
   }
-  const uint v1051 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1051 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1053 = v444 + v1051;
-  const uint v1054 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1054 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1056 = v447 + v1054;
-  const bool v1057 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1057 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1058 = v1056 < v2;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -1004,11 +1004,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1066 = v1065 + v1056;
     out[v1066] = v1061;
   }
-  const uint v1067 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1067 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1069 = v444 + v1067;
-  const uint v1070 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1070 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1072 = v447 + v1070;
-  const bool v1073 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1073 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1074 = v1072 < v2;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1020,11 +1020,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1082 = v1081 + v1072;
     out[v1082] = v1077;
   }
-  const uint v1083 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1083 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1085 = v444 + v1083;
-  const uint v1086 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1086 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1088 = v447 + v1086;
-  const bool v1089 = v1085 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v2;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1098 = v1097 + v1088;
     out[v1098] = v1093;
   }
-  const uint v1099 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1099 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1101 = v444 + v1099;
-  const uint v1102 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1102 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1104 = v447 + v1102;
-  const bool v1105 = v1101 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1105 = v1101 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1106 = v1104 < v2;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
@@ -1052,11 +1052,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1114 = v1113 + v1104;
     out[v1114] = v1109;
   }
-  const uint v1115 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1115 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1117 = v444 + v1115;
-  const uint v1118 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1118 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1120 = v447 + v1118;
-  const bool v1121 = v1117 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v2;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1068,11 +1068,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1130 = v1129 + v1120;
     out[v1130] = v1125;
   }
-  const uint v1131 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1131 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1133 = v444 + v1131;
-  const uint v1134 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1134 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1136 = v447 + v1134;
-  const bool v1137 = v1133 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v2;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1084,11 +1084,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1146 = v1145 + v1136;
     out[v1146] = v1141;
   }
-  const uint v1147 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1147 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1149 = v444 + v1147;
-  const uint v1150 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1150 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1152 = v447 + v1150;
-  const bool v1153 = v1149 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1153 = v1149 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1154 = v1152 < v2;
   const bool v1155 = v1153 && v1154;
   if (v1155) {
@@ -1100,11 +1100,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1162 = v1161 + v1152;
     out[v1162] = v1157;
   }
-  const uint v1163 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1163 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1165 = v444 + v1163;
-  const uint v1166 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1166 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1168 = v447 + v1166;
-  const bool v1169 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1169 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1170 = v1168 < v2;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1116,11 +1116,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1178 = v1177 + v1168;
     out[v1178] = v1173;
   }
-  const uint v1179 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1179 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1181 = v444 + v1179;
-  const uint v1182 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1182 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1184 = v447 + v1182;
-  const bool v1185 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1185 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1186 = v1184 < v2;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
@@ -1132,11 +1132,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1194 = v1193 + v1184;
     out[v1194] = v1189;
   }
-  const uint v1195 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1195 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1197 = v444 + v1195;
-  const uint v1198 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1198 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1200 = v447 + v1198;
-  const bool v1201 = v1197 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v2;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1148,11 +1148,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1210 = v1209 + v1200;
     out[v1210] = v1205;
   }
-  const uint v1211 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1211 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1213 = v444 + v1211;
-  const uint v1214 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1214 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1216 = v447 + v1214;
-  const bool v1217 = v1213 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1217 = v1213 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1218 = v1216 < v2;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1164,11 +1164,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1226 = v1225 + v1216;
     out[v1226] = v1221;
   }
-  const uint v1227 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1227 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1229 = v444 + v1227;
-  const uint v1230 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1230 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1232 = v447 + v1230;
-  const bool v1233 = v1229 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1233 = v1229 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1234 = v1232 < v2;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1180,11 +1180,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1242 = v1241 + v1232;
     out[v1242] = v1237;
   }
-  const uint v1243 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1243 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1245 = v444 + v1243;
-  const uint v1246 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1246 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1248 = v447 + v1246;
-  const bool v1249 = v1245 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v2;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1196,11 +1196,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1258 = v1257 + v1248;
     out[v1258] = v1253;
   }
-  const uint v1259 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1259 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1261 = v444 + v1259;
-  const uint v1262 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1262 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1264 = v447 + v1262;
-  const bool v1265 = v1261 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1265 = v1261 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1266 = v1264 < v2;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1212,11 +1212,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1274 = v1273 + v1264;
     out[v1274] = v1269;
   }
-  const uint v1275 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1275 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1277 = v444 + v1275;
-  const uint v1278 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1278 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1280 = v447 + v1278;
-  const bool v1281 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1281 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1282 = v1280 < v2;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1228,11 +1228,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1290 = v1289 + v1280;
     out[v1290] = v1285;
   }
-  const uint v1291 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1291 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1293 = v444 + v1291;
-  const uint v1294 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1294 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1296 = v447 + v1294;
-  const bool v1297 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1297 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1298 = v1296 < v2;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1244,11 +1244,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1306 = v1305 + v1296;
     out[v1306] = v1301;
   }
-  const uint v1307 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1307 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1309 = v444 + v1307;
-  const uint v1310 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1310 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1312 = v447 + v1310;
-  const bool v1313 = v1309 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v2;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1260,11 +1260,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1322 = v1321 + v1312;
     out[v1322] = v1317;
   }
-  const uint v1323 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1323 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1325 = v444 + v1323;
-  const uint v1326 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1326 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1328 = v447 + v1326;
-  const bool v1329 = v1325 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1329 = v1325 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1330 = v1328 < v2;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1276,11 +1276,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1338 = v1337 + v1328;
     out[v1338] = v1333;
   }
-  const uint v1339 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1339 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1341 = v444 + v1339;
-  const uint v1342 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1342 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1344 = v447 + v1342;
-  const bool v1345 = v1341 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1345 = v1341 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1346 = v1344 < v2;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -1292,11 +1292,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1354 = v1353 + v1344;
     out[v1354] = v1349;
   }
-  const uint v1355 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1355 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1357 = v444 + v1355;
-  const uint v1358 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1358 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1360 = v447 + v1358;
-  const bool v1361 = v1357 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1361 = v1357 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1362 = v1360 < v2;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1308,11 +1308,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1370 = v1369 + v1360;
     out[v1370] = v1365;
   }
-  const uint v1371 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1371 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1373 = v444 + v1371;
-  const uint v1374 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1374 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1376 = v447 + v1374;
-  const bool v1377 = v1373 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1377 = v1373 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1378 = v1376 < v2;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1386 = v1385 + v1376;
     out[v1386] = v1381;
   }
-  const uint v1387 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1387 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1389 = v444 + v1387;
-  const uint v1390 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1390 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1392 = v447 + v1390;
-  const bool v1393 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1393 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1394 = v1392 < v2;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
@@ -1340,11 +1340,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1402 = v1401 + v1392;
     out[v1402] = v1397;
   }
-  const uint v1403 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1403 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1405 = v444 + v1403;
-  const uint v1406 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1406 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1408 = v447 + v1406;
-  const bool v1409 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1409 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1410 = v1408 < v2;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1356,11 +1356,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1418 = v1417 + v1408;
     out[v1418] = v1413;
   }
-  const uint v1419 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1419 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1421 = v444 + v1419;
-  const uint v1422 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1422 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1424 = v447 + v1422;
-  const bool v1425 = v1421 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1425 = v1421 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1426 = v1424 < v2;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1434 = v1433 + v1424;
     out[v1434] = v1429;
   }
-  const uint v1435 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1435 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1437 = v444 + v1435;
-  const uint v1438 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1438 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1440 = v447 + v1438;
-  const bool v1441 = v1437 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1441 = v1437 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1442 = v1440 < v2;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
@@ -1388,11 +1388,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1450 = v1449 + v1440;
     out[v1450] = v1445;
   }
-  const uint v1451 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1451 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1453 = v444 + v1451;
-  const uint v1454 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1454 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1456 = v447 + v1454;
-  const bool v1457 = v1453 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1457 = v1453 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1458 = v1456 < v2;
   const bool v1459 = v1457 && v1458;
   if (v1459) {

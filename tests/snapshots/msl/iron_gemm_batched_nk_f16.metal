@@ -92,32 +92,32 @@ kernel void iron_gemm_batched_nk_f16(
   const uint v5 = stride_b;
   const float v6 = alpha;
   const uint v7 = iron_gid.z;  // kernels/gemm/gemm.cpp:60
-  const uint v8 = v7 * v5;  // kernels/gemm/gemm.cpp:61
-  const uint v9 = v7 * v4;
-  const uint v11 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v8 = v7 * v4;  // kernels/gemm/gemm.cpp:61
+  const uint v9 = v7 * v5;
+  const uint v11 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v12 = v11 << 7u;
-  const uint v14 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v14 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v15 = v14 << 6u;
-  const uint v16 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v16 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v20 = v19 << 6u;
-  const uint v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v24 = v23 << 5u;
-  iron_frag<float, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v26, float(0.0f));
-  iron_frag<half, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<half, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v28, half(half(0.0f)));
-  iron_frag<half, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<half, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v30, half(half(0.0f)));
-  const uint v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v34 = v33 == 0u;
-  const bool v39 = v34 && v34;
-  const uint v42 = v9 & 7u;
-  const bool v43 = v42 == 0u;
-  const bool v44 = v39 && v43;
-  const uint v47 = v8 & 7u;
-  const bool v48 = v47 == 0u;
-  const bool v49 = v44 && v48;
+  const uint v37 = v8 & 7u;
+  const bool v38 = v37 == 0u;
+  const bool v39 = v34 && v38;
+  const uint v46 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v47 = v46 == 0u;
+  const bool v48 = v34 && v47;
+  const bool v49 = v39 && v48;  // kernels/gemm/gemm_tiles.hpp:176
   if (v49) {
     const uint v55 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v58 = v55 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
@@ -128,9 +128,9 @@ kernel void iron_gemm_batched_nk_f16(
     const bool v66 = v62 < v3;
     const bool v67 = v64 && v66;
     const uint v69 = v63 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v70 = v9 + v69;
+    const uint v70 = v8 + v69;
     const uint v72 = v70 + v62;
-    const uint v73 = v67 ? v72 : v9;
+    const uint v73 = v67 ? v72 : v8;
     const uint v75 = v58 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v77 = v75 + v62;
     for (uint e = 0; e < 8u; ++e) {
@@ -145,9 +145,9 @@ kernel void iron_gemm_batched_nk_f16(
     const bool v90 = v86 < v3;
     const bool v91 = v88 && v90;
     const uint v93 = v87 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v94 = v9 + v93;
+    const uint v94 = v8 + v93;
     const uint v96 = v94 + v86;
-    const uint v97 = v91 ? v96 : v9;
+    const uint v97 = v91 ? v96 : v8;
     const uint v99 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v101 = v99 + v86;
     for (uint e = 0; e < 8u; ++e) {
@@ -162,9 +162,9 @@ kernel void iron_gemm_batched_nk_f16(
     const bool v114 = v110 < v3;
     const bool v115 = v112 && v114;
     const uint v117 = v111 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v118 = v9 + v117;
+    const uint v118 = v8 + v117;
     const uint v120 = v118 + v110;
-    const uint v121 = v115 ? v120 : v9;
+    const uint v121 = v115 ? v120 : v8;
     const uint v123 = v106 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v125 = v123 + v110;
     for (uint e = 0; e < 8u; ++e) {
@@ -179,9 +179,9 @@ kernel void iron_gemm_batched_nk_f16(
     const bool v138 = v134 < v3;
     const bool v139 = v136 && v138;
     const uint v141 = v135 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v142 = v9 + v141;
+    const uint v142 = v8 + v141;
     const uint v144 = v142 + v134;
-    const uint v145 = v139 ? v144 : v9;
+    const uint v145 = v139 ? v144 : v8;
     const uint v147 = v130 * 40u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v149 = v147 + v134;
     for (uint e = 0; e < 8u; ++e) {
@@ -191,9 +191,9 @@ kernel void iron_gemm_batched_nk_f16(
     const bool v162 = v161 < v2;
     const bool v165 = v162 && v66;
     const uint v167 = v161 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v168 = v8 + v167;
+    const uint v168 = v9 + v167;
     const uint v170 = v168 + v62;
-    const uint v171 = v165 ? v170 : v8;
+    const uint v171 = v165 ? v170 : v9;
     for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v77 + e] = v165 ? b[v171 + e] : half(0);
     }
@@ -201,30 +201,30 @@ kernel void iron_gemm_batched_nk_f16(
     const bool v186 = v185 < v2;
     const bool v189 = v186 && v90;
     const uint v191 = v185 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v192 = v8 + v191;
+    const uint v192 = v9 + v191;
     const uint v194 = v192 + v86;
-    const uint v195 = v189 ? v194 : v8;
+    const uint v195 = v189 ? v194 : v9;
     for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v101 + e] = v189 ? b[v195 + e] : half(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v369 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v375 = v24 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v369 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v375 = v24 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v202 = 0u; v202 < v3; v202 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v205 = v202 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v202 = 0u; v202 < v3; v202 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v205 = v202 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v206 = v205 & 1u;
-      const uint v208 = v202 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v208 = v202 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v209 = v208 < v3;
       if (v209) {
         const uint v211 = 1u - v206;
-        const uint v215 = v211 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v215 = v211 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v227 = v208 + v62;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v228 = v227 < v3;
         const bool v229 = v64 && v228;
         const uint v233 = v70 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v234 = v233 + v62;
-        const uint v235 = v229 ? v234 : v9;
+        const uint v235 = v229 ? v234 : v8;
         const uint v238 = v215 + v75;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v239 = v238 + v62;
         for (uint e = 0; e < 8u; ++e) {
@@ -235,7 +235,7 @@ kernel void iron_gemm_batched_nk_f16(
         const bool v253 = v88 && v252;
         const uint v257 = v94 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v258 = v257 + v86;
-        const uint v259 = v253 ? v258 : v9;
+        const uint v259 = v253 ? v258 : v8;
         const uint v262 = v215 + v99;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v263 = v262 + v86;
         for (uint e = 0; e < 8u; ++e) {
@@ -246,7 +246,7 @@ kernel void iron_gemm_batched_nk_f16(
         const bool v277 = v112 && v276;
         const uint v281 = v118 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v282 = v281 + v110;
-        const uint v283 = v277 ? v282 : v9;
+        const uint v283 = v277 ? v282 : v8;
         const uint v286 = v215 + v123;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v287 = v286 + v110;
         for (uint e = 0; e < 8u; ++e) {
@@ -257,17 +257,17 @@ kernel void iron_gemm_batched_nk_f16(
         const bool v301 = v136 && v300;
         const uint v305 = v142 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v306 = v305 + v134;
-        const uint v307 = v301 ? v306 : v9;
+        const uint v307 = v301 ? v306 : v8;
         const uint v310 = v215 + v147;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v311 = v310 + v134;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v311 + e] = v301 ? a[v307 + e] : half(0);
         }
-        const uint v313 = v211 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v313 = v211 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v327 = v162 && v228;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v331 = v168 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v332 = v331 + v62;
-        const uint v333 = v327 ? v332 : v8;
+        const uint v333 = v327 ? v332 : v9;
         const uint v336 = v313 + v75;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v337 = v336 + v62;
         for (uint e = 0; e < 8u; ++e) {
@@ -276,39 +276,39 @@ kernel void iron_gemm_batched_nk_f16(
         const bool v351 = v186 && v252;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v355 = v192 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v356 = v355 + v86;
-        const uint v357 = v351 ? v356 : v8;
+        const uint v357 = v351 ? v356 : v9;
         const uint v360 = v313 + v99;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v361 = v360 + v86;
         for (uint e = 0; e < 8u; ++e) {
           shm1[v361 + e] = v351 ? b[v357 + e] : half(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v363 = v206 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v363 = v206 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v365 = v206 * 5120u;
-      const uint v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v28, shm0, long(v370), long(40u));
-      const uint v376 = v363 + v375;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v376 = v363 + v375;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v30, shm1, long(v376), long(40u));
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v383 = v370 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v383 = v370 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v28, shm0, long(v383), long(40u));
-      const uint v389 = v376 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v389 = v376 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v30, shm1, long(v389), long(40u));
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v393 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v394 = iron_tid.x;
-    const uint v450 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v456 = v24 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const uint v464 = v450 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v470 = v456 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v450 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v456 = v24 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const uint v464 = v450 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v470 = v456 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v392 = 0u; v392 < v3; v392 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v392 = 0u; v392 < v3; v392 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v396 = v394; v396 < 4096u; v396 += v393) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v398 = v396 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v400 = v396 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -319,7 +319,7 @@ kernel void iron_gemm_batched_nk_f16(
         const bool v405 = v402 && v404;
         if (v405) {
           const uint v407 = v401 * v3;  // kernels/gemm/gemm_tiles.hpp:73
-          const uint v408 = v9 + v407;
+          const uint v408 = v8 + v407;
           const uint v409 = v408 + v392;
           const uint v410 = v409 + v400;
           const half v411 = a[v410];
@@ -343,7 +343,7 @@ kernel void iron_gemm_batched_nk_f16(
         const bool v431 = v428 && v430;
         if (v431) {
           const uint v433 = v427 * v3;  // kernels/gemm/gemm_tiles.hpp:73
-          const uint v434 = v8 + v433;
+          const uint v434 = v9 + v433;
           const uint v435 = v434 + v392;
           const uint v436 = v435 + v426;
           const half v437 = b[v436];
@@ -356,23 +356,23 @@ kernel void iron_gemm_batched_nk_f16(
           shm1[v443] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v28, shm0, long(v450), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v30, shm1, long(v456), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v28, shm0, long(v464), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v30, shm1, long(v470), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v28, shm0, long(v450), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v30, shm1, long(v456), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v28, shm0, long(v464), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v30, shm1, long(v470), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v471 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v471 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v472 = v12 + v20;
   const uint v473 = v472 + v471;
-  const uint v474 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v474 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v475 = v15 + v24;
   const uint v476 = v475 + v474;
-  const bool v477 = v473 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v477 = v473 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v478 = v476 < v2;
   const bool v479 = v477 && v478;
   if (v479) {
@@ -385,11 +385,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v486 = v485 + v476;
     out[v486] = v482;
   }
-  const uint v487 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v487 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v489 = v472 + v487;
-  const uint v490 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v490 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v492 = v475 + v490;
-  const bool v493 = v489 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v493 = v489 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v494 = v492 < v2;
   const bool v495 = v493 && v494;
   if (v495) {
@@ -402,11 +402,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v502 = v501 + v492;
     out[v502] = v498;
   }
-  const uint v503 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v503 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v505 = v472 + v503;
-  const uint v506 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v506 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v508 = v475 + v506;
-  const bool v509 = v505 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v509 = v505 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v510 = v508 < v2;
   const bool v511 = v509 && v510;
   if (v511) {
@@ -419,11 +419,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v518 = v517 + v508;
     out[v518] = v514;
   }
-  const uint v519 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v519 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v521 = v472 + v519;
-  const uint v522 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v522 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v524 = v475 + v522;
-  const bool v525 = v521 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v525 = v521 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v526 = v524 < v2;
   const bool v527 = v525 && v526;
   if (v527) {
@@ -436,11 +436,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v534 = v533 + v524;
     out[v534] = v530;
   }
-  const uint v535 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v535 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v537 = v472 + v535;
-  const uint v538 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v538 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v540 = v475 + v538;
-  const bool v541 = v537 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v541 = v537 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v542 = v540 < v2;
   const bool v543 = v541 && v542;
   if (v543) {
@@ -453,11 +453,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v550 = v549 + v540;
     out[v550] = v546;
   }
-  const uint v551 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v551 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v553 = v472 + v551;
-  const uint v554 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v554 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v556 = v475 + v554;
-  const bool v557 = v553 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v2;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -470,11 +470,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v566 = v565 + v556;
     out[v566] = v562;
   }
-  const uint v567 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v567 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v569 = v472 + v567;
-  const uint v570 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v570 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v572 = v475 + v570;
-  const bool v573 = v569 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v573 = v569 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v574 = v572 < v2;
   const bool v575 = v573 && v574;
   if (v575) {
@@ -487,11 +487,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v582 = v581 + v572;
     out[v582] = v578;
   }
-  const uint v583 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v583 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v585 = v472 + v583;
-  const uint v586 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v586 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v588 = v475 + v586;
-  const bool v589 = v585 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v589 = v585 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v590 = v588 < v2;
   const bool v591 = v589 && v590;
   if (v591) {
@@ -504,11 +504,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v598 = v597 + v588;
     out[v598] = v594;
   }
-  const uint v599 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v599 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v601 = v472 + v599;
-  const uint v602 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v602 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v604 = v475 + v602;
-  const bool v605 = v601 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v605 = v601 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v606 = v604 < v2;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -521,11 +521,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v614 = v613 + v604;
     out[v614] = v610;
   }
-  const uint v615 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v615 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v617 = v472 + v615;
-  const uint v618 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v618 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v620 = v475 + v618;
-  const bool v621 = v617 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v621 = v617 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v622 = v620 < v2;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -538,11 +538,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v630 = v629 + v620;
     out[v630] = v626;
   }
-  const uint v631 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v631 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v633 = v472 + v631;
-  const uint v634 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v634 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v636 = v475 + v634;
-  const bool v637 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v637 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v638 = v636 < v2;
   const bool v639 = v637 && v638;
   if (v639) {
@@ -555,11 +555,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v646 = v645 + v636;
     out[v646] = v642;
   }
-  const uint v647 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v647 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v649 = v472 + v647;
-  const uint v650 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v650 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v652 = v475 + v650;
-  const bool v653 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v653 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v654 = v652 < v2;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -572,11 +572,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v662 = v661 + v652;
     out[v662] = v658;
   }
-  const uint v663 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v663 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v665 = v472 + v663;
-  const uint v666 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v666 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v668 = v475 + v666;
-  const bool v669 = v665 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v669 = v665 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v670 = v668 < v2;
   const bool v671 = v669 && v670;
   if (v671) {
@@ -589,11 +589,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v678 = v677 + v668;
     out[v678] = v674;
   }
-  const uint v679 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v679 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v681 = v472 + v679;
-  const uint v682 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v682 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v684 = v475 + v682;
-  const bool v685 = v681 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v685 = v681 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v686 = v684 < v2;
   const bool v687 = v685 && v686;
   if (v687) {
@@ -606,11 +606,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v694 = v693 + v684;
     out[v694] = v690;
   }
-  const uint v695 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v695 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v697 = v472 + v695;
-  const uint v698 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v698 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v700 = v475 + v698;
-  const bool v701 = v697 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v2;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -623,11 +623,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v710 = v709 + v700;
     out[v710] = v706;
   }
-  const uint v711 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v711 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v713 = v472 + v711;
-  const uint v714 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v714 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v716 = v475 + v714;
-  const bool v717 = v713 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v717 = v713 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v718 = v716 < v2;
   const bool v719 = v717 && v718;
   if (v719) {
@@ -640,11 +640,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v726 = v725 + v716;
     out[v726] = v722;
   }
-  const uint v727 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v727 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v729 = v472 + v727;
-  const uint v730 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v730 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v732 = v475 + v730;
-  const bool v733 = v729 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v733 = v729 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v734 = v732 < v2;
   const bool v735 = v733 && v734;
   if (v735) {
@@ -657,11 +657,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v742 = v741 + v732;
     out[v742] = v738;
   }
-  const uint v743 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v743 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v745 = v472 + v743;
-  const uint v746 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v746 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v748 = v475 + v746;
-  const bool v749 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v749 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v750 = v748 < v2;
   const bool v751 = v749 && v750;
   if (v751) {
@@ -674,11 +674,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v758 = v757 + v748;
     out[v758] = v754;
   }
-  const uint v759 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v759 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v761 = v472 + v759;
-  const uint v762 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v762 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v764 = v475 + v762;
-  const bool v765 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v765 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v766 = v764 < v2;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -691,11 +691,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v774 = v773 + v764;
     out[v774] = v770;
   }
-  const uint v775 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v775 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v777 = v472 + v775;
-  const uint v778 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v778 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v780 = v475 + v778;
-  const bool v781 = v777 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v2;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -708,11 +708,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v790 = v789 + v780;
     out[v790] = v786;
   }
-  const uint v791 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v791 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v793 = v472 + v791;
-  const uint v794 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v794 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v796 = v475 + v794;
-  const bool v797 = v793 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v797 = v793 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v798 = v796 < v2;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -725,11 +725,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v806 = v805 + v796;
     out[v806] = v802;
   }
-  const uint v807 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v807 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v809 = v472 + v807;
-  const uint v810 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v810 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v812 = v475 + v810;
-  const bool v813 = v809 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v813 = v809 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v814 = v812 < v2;
   const bool v815 = v813 && v814;
   if (v815) {
@@ -742,11 +742,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v822 = v821 + v812;
     out[v822] = v818;
   }
-  const uint v823 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v823 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v825 = v472 + v823;
-  const uint v826 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v826 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v828 = v475 + v826;
-  const bool v829 = v825 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v829 = v825 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v830 = v828 < v2;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -759,11 +759,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v838 = v837 + v828;
     out[v838] = v834;
   }
-  const uint v839 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v839 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v841 = v472 + v839;
-  const uint v842 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v842 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v844 = v475 + v842;
-  const bool v845 = v841 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v845 = v841 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v846 = v844 < v2;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -776,11 +776,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v854 = v853 + v844;
     out[v854] = v850;
   }
-  const uint v855 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v855 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v857 = v472 + v855;
-  const uint v858 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v858 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v860 = v475 + v858;
-  const bool v861 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v861 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v862 = v860 < v2;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -793,11 +793,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v870 = v869 + v860;
     out[v870] = v866;
   }
-  const uint v871 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v871 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v873 = v472 + v871;
-  const uint v874 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v874 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v876 = v475 + v874;
-  const bool v877 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v877 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v878 = v876 < v2;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -810,11 +810,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v886 = v885 + v876;
     out[v886] = v882;
   }
-  const uint v887 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v887 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v889 = v472 + v887;
-  const uint v890 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v890 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v892 = v475 + v890;
-  const bool v893 = v889 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v893 = v889 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v894 = v892 < v2;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -827,11 +827,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v902 = v901 + v892;
     out[v902] = v898;
   }
-  const uint v903 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v903 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v905 = v472 + v903;
-  const uint v906 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v906 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v908 = v475 + v906;
-  const bool v909 = v905 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v909 = v905 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v910 = v908 < v2;
   const bool v911 = v909 && v910;
   if (v911) {
@@ -844,11 +844,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v918 = v917 + v908;
     out[v918] = v914;
   }
-  const uint v919 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v919 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v921 = v472 + v919;
-  const uint v922 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v922 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v924 = v475 + v922;
-  const bool v925 = v921 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v2;
   const bool v927 = v925 && v926;
   if (v927) {
@@ -861,11 +861,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v934 = v933 + v924;
     out[v934] = v930;
   }
-  const uint v935 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v935 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v937 = v472 + v935;
-  const uint v938 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v938 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v940 = v475 + v938;
-  const bool v941 = v937 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v941 = v937 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v942 = v940 < v2;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -878,11 +878,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v950 = v949 + v940;
     out[v950] = v946;
   }
-  const uint v951 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v951 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v953 = v472 + v951;
-  const uint v954 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v954 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v956 = v475 + v954;
-  const bool v957 = v953 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v957 = v953 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v958 = v956 < v2;
   const bool v959 = v957 && v958;
   if (v959) {
@@ -895,11 +895,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v966 = v965 + v956;
     out[v966] = v962;
   }
-  const uint v967 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v967 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v969 = v472 + v967;
-  const uint v970 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v970 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v972 = v475 + v970;
-  const bool v973 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v973 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v974 = v972 < v2;
   const bool v975 = v973 && v974;
   if (v975) {
@@ -912,11 +912,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v982 = v981 + v972;
     out[v982] = v978;
   }
-  const uint v983 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v983 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v985 = v472 + v983;
-  const uint v986 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v986 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v988 = v475 + v986;
-  const bool v989 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v989 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v990 = v988 < v2;
   const bool v991 = v989 && v990;
   if (v991) {
@@ -929,11 +929,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v998 = v997 + v988;
     out[v998] = v994;
   }
-  const uint v999 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v999 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1001 = v472 + v999;
-  const uint v1002 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1002 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1004 = v475 + v1002;
-  const bool v1005 = v1001 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v2;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -946,11 +946,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1014 = v1013 + v1004;
     out[v1014] = v1010;
   }
-  const uint v1015 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1015 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1017 = v472 + v1015;
-  const uint v1018 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1018 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1020 = v475 + v1018;
-  const bool v1021 = v1017 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1021 = v1017 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1022 = v1020 < v2;
   const bool v1023 = v1021 && v1022;
   if (v1023) {
@@ -963,11 +963,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1030 = v1029 + v1020;
     out[v1030] = v1026;
   }
-  const uint v1031 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1031 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1033 = v472 + v1031;
-  const uint v1034 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1034 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1036 = v475 + v1034;
-  const bool v1037 = v1033 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1037 = v1033 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1038 = v1036 < v2;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -980,11 +980,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1046 = v1045 + v1036;
     out[v1046] = v1042;
   }
-  const uint v1047 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1047 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1049 = v472 + v1047;
-  const uint v1050 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1050 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1052 = v475 + v1050;
-  const bool v1053 = v1049 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1053 = v1049 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1054 = v1052 < v2;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
@@ -997,11 +997,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1062 = v1061 + v1052;
     out[v1062] = v1058;
   }
-  const uint v1063 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1063 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1065 = v472 + v1063;
-  const uint v1066 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1066 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1068 = v475 + v1066;
-  const bool v1069 = v1065 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1069 = v1065 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1070 = v1068 < v2;
   const bool v1071 = v1069 && v1070;
   if (v1071) {
@@ -1014,11 +1014,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1078 = v1077 + v1068;
     out[v1078] = v1074;
   }
-  const uint v1079 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1079 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1081 = v472 + v1079;
-  const uint v1082 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1082 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1084 = v475 + v1082;
-  const bool v1085 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1085 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1086 = v1084 < v2;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1031,11 +1031,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1094 = v1093 + v1084;
     out[v1094] = v1090;
   }
-  const uint v1095 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1095 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1097 = v472 + v1095;
-  const uint v1098 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1098 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1100 = v475 + v1098;
-  const bool v1101 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1101 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1102 = v1100 < v2;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1048,11 +1048,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1110 = v1109 + v1100;
     out[v1110] = v1106;
   }
-  const uint v1111 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1111 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1113 = v472 + v1111;
-  const uint v1114 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1114 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1116 = v475 + v1114;
-  const bool v1117 = v1113 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v2;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1065,11 +1065,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1126 = v1125 + v1116;
     out[v1126] = v1122;
   }
-  const uint v1127 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1127 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1129 = v472 + v1127;
-  const uint v1130 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1130 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1132 = v475 + v1130;
-  const bool v1133 = v1129 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1133 = v1129 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1134 = v1132 < v2;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1142 = v1141 + v1132;
     out[v1142] = v1138;
   }
-  const uint v1143 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1143 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1145 = v472 + v1143;
-  const uint v1146 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1146 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1148 = v475 + v1146;
-  const bool v1149 = v1145 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1149 = v1145 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1150 = v1148 < v2;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1099,11 +1099,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1158 = v1157 + v1148;
     out[v1158] = v1154;
   }
-  const uint v1159 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1159 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1161 = v472 + v1159;
-  const uint v1162 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1162 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1164 = v475 + v1162;
-  const bool v1165 = v1161 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1165 = v1161 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1166 = v1164 < v2;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1116,11 +1116,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1174 = v1173 + v1164;
     out[v1174] = v1170;
   }
-  const uint v1175 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1175 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1177 = v472 + v1175;
-  const uint v1178 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1178 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1180 = v475 + v1178;
-  const bool v1181 = v1177 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1181 = v1177 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1182 = v1180 < v2;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
@@ -1133,11 +1133,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1190 = v1189 + v1180;
     out[v1190] = v1186;
   }
-  const uint v1191 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1191 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1193 = v472 + v1191;
-  const uint v1194 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1194 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1196 = v475 + v1194;
-  const bool v1197 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1197 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1198 = v1196 < v2;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
@@ -1150,11 +1150,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1206 = v1205 + v1196;
     out[v1206] = v1202;
   }
-  const uint v1207 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1207 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1209 = v472 + v1207;
-  const uint v1210 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1210 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1212 = v475 + v1210;
-  const bool v1213 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1213 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1214 = v1212 < v2;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
@@ -1167,11 +1167,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1222 = v1221 + v1212;
     out[v1222] = v1218;
   }
-  const uint v1223 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1223 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1225 = v472 + v1223;
-  const uint v1226 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1226 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1228 = v475 + v1226;
-  const bool v1229 = v1225 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v2;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1184,11 +1184,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1238 = v1237 + v1228;
     out[v1238] = v1234;
   }
-  const uint v1239 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1239 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1241 = v472 + v1239;
-  const uint v1242 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1242 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1244 = v475 + v1242;
-  const bool v1245 = v1241 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1245 = v1241 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1246 = v1244 < v2;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
@@ -1201,11 +1201,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1254 = v1253 + v1244;
     out[v1254] = v1250;
   }
-  const uint v1255 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1255 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1257 = v472 + v1255;
-  const uint v1258 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1258 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1260 = v475 + v1258;
-  const bool v1261 = v1257 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1261 = v1257 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1262 = v1260 < v2;
   const bool v1263 = v1261 && v1262;
   if (v1263) {
@@ -1218,11 +1218,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1270 = v1269 + v1260;
     out[v1270] = v1266;
   }
-  const uint v1271 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1271 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1273 = v472 + v1271;
-  const uint v1274 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1274 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1276 = v475 + v1274;
-  const bool v1277 = v1273 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1277 = v1273 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1278 = v1276 < v2;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1235,11 +1235,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1286 = v1285 + v1276;
     out[v1286] = v1282;
   }
-  const uint v1287 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1287 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1289 = v472 + v1287;
-  const uint v1290 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1290 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1292 = v475 + v1290;
-  const bool v1293 = v1289 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1293 = v1289 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1294 = v1292 < v2;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1252,11 +1252,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1302 = v1301 + v1292;
     out[v1302] = v1298;
   }
-  const uint v1303 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1303 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1305 = v472 + v1303;
-  const uint v1306 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1306 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1308 = v475 + v1306;
-  const bool v1309 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1309 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1310 = v1308 < v2;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
@@ -1269,11 +1269,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1318 = v1317 + v1308;
     out[v1318] = v1314;
   }
-  const uint v1319 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1319 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1321 = v472 + v1319;
-  const uint v1322 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1322 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1324 = v475 + v1322;
-  const bool v1325 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1325 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1326 = v1324 < v2;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
@@ -1286,11 +1286,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1334 = v1333 + v1324;
     out[v1334] = v1330;
   }
-  const uint v1335 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1335 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1337 = v472 + v1335;
-  const uint v1338 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1338 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1340 = v475 + v1338;
-  const bool v1341 = v1337 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1341 = v1337 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1342 = v1340 < v2;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1303,11 +1303,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1350 = v1349 + v1340;
     out[v1350] = v1346;
   }
-  const uint v1351 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1351 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1353 = v472 + v1351;
-  const uint v1354 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1354 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1356 = v475 + v1354;
-  const bool v1357 = v1353 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1357 = v1353 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1358 = v1356 < v2;
   const bool v1359 = v1357 && v1358;
   if (v1359) {
@@ -1320,11 +1320,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1366 = v1365 + v1356;
     out[v1366] = v1362;
   }
-  const uint v1367 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1367 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1369 = v472 + v1367;
-  const uint v1370 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1370 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1372 = v475 + v1370;
-  const bool v1373 = v1369 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1373 = v1369 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1374 = v1372 < v2;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1337,11 +1337,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1382 = v1381 + v1372;
     out[v1382] = v1378;
   }
-  const uint v1383 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1383 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1385 = v472 + v1383;
-  const uint v1386 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1386 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1388 = v475 + v1386;
-  const bool v1389 = v1385 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1389 = v1385 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1390 = v1388 < v2;
   const bool v1391 = v1389 && v1390;
   if (v1391) {
@@ -1354,11 +1354,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1398 = v1397 + v1388;
     out[v1398] = v1394;
   }
-  const uint v1399 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1399 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1401 = v472 + v1399;
-  const uint v1402 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1402 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1404 = v475 + v1402;
-  const bool v1405 = v1401 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1405 = v1401 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1406 = v1404 < v2;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
@@ -1371,11 +1371,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1414 = v1413 + v1404;
     out[v1414] = v1410;
   }
-  const uint v1415 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1415 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1417 = v472 + v1415;
-  const uint v1418 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1418 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1420 = v475 + v1418;
-  const bool v1421 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1421 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1422 = v1420 < v2;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1388,11 +1388,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1430 = v1429 + v1420;
     out[v1430] = v1426;
   }
-  const uint v1431 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1431 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1433 = v472 + v1431;
-  const uint v1434 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1434 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1436 = v475 + v1434;
-  const bool v1437 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1437 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1438 = v1436 < v2;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1405,11 +1405,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1446 = v1445 + v1436;
     out[v1446] = v1442;
   }
-  const uint v1447 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1447 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1449 = v472 + v1447;
-  const uint v1450 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1450 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1452 = v475 + v1450;
-  const bool v1453 = v1449 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1453 = v1449 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1454 = v1452 < v2;
   const bool v1455 = v1453 && v1454;
   if (v1455) {
@@ -1422,11 +1422,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1462 = v1461 + v1452;
     out[v1462] = v1458;
   }
-  const uint v1463 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1463 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1465 = v472 + v1463;
-  const uint v1466 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1466 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1468 = v475 + v1466;
-  const bool v1469 = v1465 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1469 = v1465 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1470 = v1468 < v2;
   const bool v1471 = v1469 && v1470;
   if (v1471) {
@@ -1439,11 +1439,11 @@ kernel void iron_gemm_batched_nk_f16(
     const uint v1478 = v1477 + v1468;
     out[v1478] = v1474;
   }
-  const uint v1479 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1479 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1481 = v472 + v1479;
-  const uint v1482 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1482 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1484 = v475 + v1482;
-  const bool v1485 = v1481 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1485 = v1481 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1486 = v1484 < v2;
   const bool v1487 = v1485 && v1486;
   if (v1487) {

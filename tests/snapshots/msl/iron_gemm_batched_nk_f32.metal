@@ -92,32 +92,32 @@ kernel void iron_gemm_batched_nk_f32(
   const uint v5 = stride_b;
   const float v6 = alpha;
   const uint v7 = iron_gid.z;  // kernels/gemm/gemm.cpp:60
-  const uint v8 = v7 * v5;  // kernels/gemm/gemm.cpp:61
-  const uint v9 = v7 * v4;
-  const uint v11 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v8 = v7 * v4;  // kernels/gemm/gemm.cpp:61
+  const uint v9 = v7 * v5;
+  const uint v11 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v12 = v11 << 7u;
-  const uint v14 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v14 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v15 = v14 << 6u;
-  const uint v16 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v16 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v19 = v16 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v20 = v19 << 6u;
-  const uint v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v23 = v16 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v24 = v23 << 5u;
-  iron_frag<float, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v26;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v26, float(0.0f));
-  iron_frag<float, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v28;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v28, float(0.0f));
-  iron_frag<float, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v30;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v30, float(0.0f));
-  const uint v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v33 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v34 = v33 == 0u;
-  const bool v39 = v34 && v34;
-  const uint v42 = v9 & 7u;
-  const bool v43 = v42 == 0u;
-  const bool v44 = v39 && v43;
-  const uint v47 = v8 & 7u;
-  const bool v48 = v47 == 0u;
-  const bool v49 = v44 && v48;
+  const uint v37 = v8 & 7u;
+  const bool v38 = v37 == 0u;
+  const bool v39 = v34 && v38;
+  const uint v46 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v47 = v46 == 0u;
+  const bool v48 = v34 && v47;
+  const bool v49 = v39 && v48;  // kernels/gemm/gemm_tiles.hpp:176
   if (v49) {
     const uint v55 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v58 = v55 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
@@ -128,9 +128,9 @@ kernel void iron_gemm_batched_nk_f32(
     const bool v66 = v62 < v3;
     const bool v67 = v64 && v66;
     const uint v69 = v63 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v70 = v9 + v69;
+    const uint v70 = v8 + v69;
     const uint v72 = v70 + v62;
-    const uint v73 = v67 ? v72 : v9;
+    const uint v73 = v67 ? v72 : v8;
     const uint v75 = v58 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v77 = v75 + v62;
     for (uint e = 0; e < 4u; ++e) {
@@ -145,9 +145,9 @@ kernel void iron_gemm_batched_nk_f32(
     const bool v90 = v86 < v3;
     const bool v91 = v88 && v90;
     const uint v93 = v87 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v94 = v9 + v93;
+    const uint v94 = v8 + v93;
     const uint v96 = v94 + v86;
-    const uint v97 = v91 ? v96 : v9;
+    const uint v97 = v91 ? v96 : v8;
     const uint v99 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v101 = v99 + v86;
     for (uint e = 0; e < 4u; ++e) {
@@ -162,9 +162,9 @@ kernel void iron_gemm_batched_nk_f32(
     const bool v114 = v110 < v3;
     const bool v115 = v112 && v114;
     const uint v117 = v111 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v118 = v9 + v117;
+    const uint v118 = v8 + v117;
     const uint v120 = v118 + v110;
-    const uint v121 = v115 ? v120 : v9;
+    const uint v121 = v115 ? v120 : v8;
     const uint v123 = v106 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v125 = v123 + v110;
     for (uint e = 0; e < 4u; ++e) {
@@ -179,9 +179,9 @@ kernel void iron_gemm_batched_nk_f32(
     const bool v138 = v134 < v3;
     const bool v139 = v136 && v138;
     const uint v141 = v135 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v142 = v9 + v141;
+    const uint v142 = v8 + v141;
     const uint v144 = v142 + v134;
-    const uint v145 = v139 ? v144 : v9;
+    const uint v145 = v139 ? v144 : v8;
     const uint v147 = v130 * 20u;  // kernels/gemm/gemm_tiles.hpp:58
     const uint v149 = v147 + v134;
     for (uint e = 0; e < 4u; ++e) {
@@ -191,9 +191,9 @@ kernel void iron_gemm_batched_nk_f32(
     const bool v162 = v161 < v2;
     const bool v165 = v162 && v66;
     const uint v167 = v161 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v168 = v8 + v167;
+    const uint v168 = v9 + v167;
     const uint v170 = v168 + v62;
-    const uint v171 = v165 ? v170 : v8;
+    const uint v171 = v165 ? v170 : v9;
     for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v77 + e] = v165 ? b[v171 + e] : float(0);
     }
@@ -201,30 +201,30 @@ kernel void iron_gemm_batched_nk_f32(
     const bool v186 = v185 < v2;
     const bool v189 = v186 && v90;
     const uint v191 = v185 * v3;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v192 = v8 + v191;
+    const uint v192 = v9 + v191;
     const uint v194 = v192 + v86;
-    const uint v195 = v189 ? v194 : v8;
+    const uint v195 = v189 ? v194 : v9;
     for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v101 + e] = v189 ? b[v195 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v369 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v375 = v24 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v369 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v375 = v24 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v202 = 0u; v202 < v3; v202 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v205 = v202 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v202 = 0u; v202 < v3; v202 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v205 = v202 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v206 = v205 & 1u;
-      const uint v208 = v202 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v208 = v202 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v209 = v208 < v3;
       if (v209) {
         const uint v211 = 1u - v206;
-        const uint v215 = v211 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v215 = v211 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v227 = v208 + v62;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v228 = v227 < v3;
         const bool v229 = v64 && v228;
         const uint v233 = v70 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v234 = v233 + v62;
-        const uint v235 = v229 ? v234 : v9;
+        const uint v235 = v229 ? v234 : v8;
         const uint v238 = v215 + v75;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v239 = v238 + v62;
         for (uint e = 0; e < 4u; ++e) {
@@ -235,7 +235,7 @@ kernel void iron_gemm_batched_nk_f32(
         const bool v253 = v88 && v252;
         const uint v257 = v94 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v258 = v257 + v86;
-        const uint v259 = v253 ? v258 : v9;
+        const uint v259 = v253 ? v258 : v8;
         const uint v262 = v215 + v99;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v263 = v262 + v86;
         for (uint e = 0; e < 4u; ++e) {
@@ -246,7 +246,7 @@ kernel void iron_gemm_batched_nk_f32(
         const bool v277 = v112 && v276;
         const uint v281 = v118 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v282 = v281 + v110;
-        const uint v283 = v277 ? v282 : v9;
+        const uint v283 = v277 ? v282 : v8;
         const uint v286 = v215 + v123;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v287 = v286 + v110;
         for (uint e = 0; e < 4u; ++e) {
@@ -257,17 +257,17 @@ kernel void iron_gemm_batched_nk_f32(
         const bool v301 = v136 && v300;
         const uint v305 = v142 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v306 = v305 + v134;
-        const uint v307 = v301 ? v306 : v9;
+        const uint v307 = v301 ? v306 : v8;
         const uint v310 = v215 + v147;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v311 = v310 + v134;
         for (uint e = 0; e < 4u; ++e) {
           shm0[v311 + e] = v301 ? a[v307 + e] : float(0);
         }
-        const uint v313 = v211 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v313 = v211 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v327 = v162 && v228;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v331 = v168 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v332 = v331 + v62;
-        const uint v333 = v327 ? v332 : v8;
+        const uint v333 = v327 ? v332 : v9;
         const uint v336 = v313 + v75;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v337 = v336 + v62;
         for (uint e = 0; e < 4u; ++e) {
@@ -276,32 +276,32 @@ kernel void iron_gemm_batched_nk_f32(
         const bool v351 = v186 && v252;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v355 = v192 + v208;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v356 = v355 + v86;
-        const uint v357 = v351 ? v356 : v8;
+        const uint v357 = v351 ? v356 : v9;
         const uint v360 = v313 + v99;  // kernels/gemm/gemm_tiles.hpp:58
         const uint v361 = v360 + v86;
         for (uint e = 0; e < 4u; ++e) {
           shm1[v361 + e] = v351 ? b[v357 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v363 = v206 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v363 = v206 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v365 = v206 * 2560u;
-      const uint v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v370 = v365 + v369;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v28, shm0, long(v370), long(20u));
-      const uint v376 = v363 + v375;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v376 = v363 + v375;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v30, shm1, long(v376), long(20u));
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v381 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v382 = iron_tid.x;
-    const uint v438 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v444 = v24 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v438 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v444 = v24 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v380 = 0u; v380 < v3; v380 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v380 = 0u; v380 < v3; v380 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v384 = v382; v384 < 2048u; v384 += v381) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v386 = v384 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v388 = v384 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -312,7 +312,7 @@ kernel void iron_gemm_batched_nk_f32(
         const bool v393 = v390 && v392;
         if (v393) {
           const uint v395 = v389 * v3;  // kernels/gemm/gemm_tiles.hpp:73
-          const uint v396 = v9 + v395;
+          const uint v396 = v8 + v395;
           const uint v397 = v396 + v380;
           const uint v398 = v397 + v388;
           const float v399 = a[v398];
@@ -336,7 +336,7 @@ kernel void iron_gemm_batched_nk_f32(
         const bool v419 = v416 && v418;
         if (v419) {
           const uint v421 = v415 * v3;  // kernels/gemm/gemm_tiles.hpp:73
-          const uint v422 = v8 + v421;
+          const uint v422 = v9 + v421;
           const uint v423 = v422 + v380;
           const uint v424 = v423 + v414;
           const float v425 = b[v424];
@@ -349,20 +349,20 @@ kernel void iron_gemm_batched_nk_f32(
           shm1[v431] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v28, shm0, long(v438), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v30, shm1, long(v444), long(20u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v28, shm0, long(v438), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v30, shm1, long(v444), long(20u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v26, v28, v30);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v447 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v447 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v448 = v12 + v20;
   const uint v449 = v448 + v447;
-  const uint v450 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v450 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v451 = v15 + v24;
   const uint v452 = v451 + v450;
-  const bool v453 = v449 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v453 = v449 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v454 = v452 < v2;
   const bool v455 = v453 && v454;
   if (v455) {
@@ -374,11 +374,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v462 = v461 + v452;
     out[v462] = v457;
   }
-  const uint v463 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v463 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v465 = v448 + v463;
-  const uint v466 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v466 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v468 = v451 + v466;
-  const bool v469 = v465 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v469 = v465 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v470 = v468 < v2;
   const bool v471 = v469 && v470;
   if (v471) {
@@ -390,11 +390,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v478 = v477 + v468;
     out[v478] = v473;
   }
-  const uint v479 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v479 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v481 = v448 + v479;
-  const uint v482 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v482 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v484 = v451 + v482;
-  const bool v485 = v481 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v485 = v481 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v486 = v484 < v2;
   const bool v487 = v485 && v486;
   if (v487) {
@@ -406,11 +406,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v494 = v493 + v484;
     out[v494] = v489;
   }
-  const uint v495 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v495 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v497 = v448 + v495;
-  const uint v498 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v498 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v500 = v451 + v498;
-  const bool v501 = v497 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v501 = v497 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v502 = v500 < v2;
   const bool v503 = v501 && v502;
   if (v503) {
@@ -422,11 +422,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v510 = v509 + v500;
     out[v510] = v505;
   }
-  const uint v511 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v511 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v513 = v448 + v511;
-  const uint v514 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v514 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v516 = v451 + v514;
-  const bool v517 = v513 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v517 = v513 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v518 = v516 < v2;
   const bool v519 = v517 && v518;
   if (v519) {
@@ -438,11 +438,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v526 = v525 + v516;
     out[v526] = v521;
   }
-  const uint v527 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v527 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v529 = v448 + v527;
-  const uint v530 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v530 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v532 = v451 + v530;
-  const bool v533 = v529 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v533 = v529 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v534 = v532 < v2;
   const bool v535 = v533 && v534;
   if (v535) {
@@ -454,11 +454,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v542 = v541 + v532;
     out[v542] = v537;
   }
-  const uint v543 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v543 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v545 = v448 + v543;
-  const uint v546 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v546 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v548 = v451 + v546;
-  const bool v549 = v545 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v549 = v545 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v550 = v548 < v2;
   const bool v551 = v549 && v550;
   if (v551) {
@@ -470,11 +470,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v558 = v557 + v548;
     out[v558] = v553;
   }
-  const uint v559 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v559 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v561 = v448 + v559;
-  const uint v562 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v562 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v564 = v451 + v562;
-  const bool v565 = v561 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v565 = v561 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v566 = v564 < v2;
   const bool v567 = v565 && v566;
   if (v567) {
@@ -486,11 +486,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v574 = v573 + v564;
     out[v574] = v569;
   }
-  const uint v575 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v575 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v577 = v448 + v575;
-  const uint v578 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v578 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v580 = v451 + v578;
-  const bool v581 = v577 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v581 = v577 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v582 = v580 < v2;
   const bool v583 = v581 && v582;
   if (v583) {
@@ -502,11 +502,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v590 = v589 + v580;
     out[v590] = v585;
   }
-  const uint v591 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v591 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v593 = v448 + v591;
-  const uint v594 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v594 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v596 = v451 + v594;
-  const bool v597 = v593 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v597 = v593 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v598 = v596 < v2;
   const bool v599 = v597 && v598;
   if (v599) {
@@ -518,11 +518,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v606 = v605 + v596;
     out[v606] = v601;
   }
-  const uint v607 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v607 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v609 = v448 + v607;
-  const uint v610 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v610 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v612 = v451 + v610;
-  const bool v613 = v609 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v613 = v609 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v614 = v612 < v2;
   const bool v615 = v613 && v614;
   if (v615) {
@@ -534,11 +534,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v622 = v621 + v612;
     out[v622] = v617;
   }
-  const uint v623 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v623 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v625 = v448 + v623;
-  const uint v626 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v626 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v628 = v451 + v626;
-  const bool v629 = v625 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v629 = v625 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v630 = v628 < v2;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -550,11 +550,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v638 = v637 + v628;
     out[v638] = v633;
   }
-  const uint v639 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v639 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v641 = v448 + v639;
-  const uint v642 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v642 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v644 = v451 + v642;
-  const bool v645 = v641 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v645 = v641 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v646 = v644 < v2;
   const bool v647 = v645 && v646;
   if (v647) {
@@ -566,11 +566,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v654 = v653 + v644;
     out[v654] = v649;
   }
-  const uint v655 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v655 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v657 = v448 + v655;
-  const uint v658 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v658 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v660 = v451 + v658;
-  const bool v661 = v657 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v661 = v657 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v662 = v660 < v2;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -582,11 +582,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v670 = v669 + v660;
     out[v670] = v665;
   }
-  const uint v671 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v671 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v673 = v448 + v671;
-  const uint v674 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v674 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v676 = v451 + v674;
-  const bool v677 = v673 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v677 = v673 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v678 = v676 < v2;
   const bool v679 = v677 && v678;
   if (v679) {
@@ -598,11 +598,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v686 = v685 + v676;
     out[v686] = v681;
   }
-  const uint v687 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v687 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v689 = v448 + v687;
-  const uint v690 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v690 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v692 = v451 + v690;
-  const bool v693 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v693 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v694 = v692 < v2;
   const bool v695 = v693 && v694;
   if (v695) {
@@ -614,11 +614,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v702 = v701 + v692;
     out[v702] = v697;
   }
-  const uint v703 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v703 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v705 = v448 + v703;
-  const uint v706 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v706 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v708 = v451 + v706;
-  const bool v709 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v709 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v710 = v708 < v2;
   const bool v711 = v709 && v710;
   if (v711) {
@@ -630,11 +630,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v718 = v717 + v708;
     out[v718] = v713;
   }
-  const uint v719 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v719 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v721 = v448 + v719;
-  const uint v722 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v722 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v724 = v451 + v722;
-  const bool v725 = v721 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v725 = v721 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v726 = v724 < v2;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -646,11 +646,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v734 = v733 + v724;
     out[v734] = v729;
   }
-  const uint v735 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v735 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v737 = v448 + v735;
-  const uint v738 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v738 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v740 = v451 + v738;
-  const bool v741 = v737 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v741 = v737 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v742 = v740 < v2;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -662,11 +662,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v750 = v749 + v740;
     out[v750] = v745;
   }
-  const uint v751 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v751 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v753 = v448 + v751;
-  const uint v754 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v754 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v756 = v451 + v754;
-  const bool v757 = v753 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v757 = v753 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v758 = v756 < v2;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -678,11 +678,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v766 = v765 + v756;
     out[v766] = v761;
   }
-  const uint v767 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v767 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v769 = v448 + v767;
-  const uint v770 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v770 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v772 = v451 + v770;
-  const bool v773 = v769 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v773 = v769 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v774 = v772 < v2;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -694,11 +694,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v782 = v781 + v772;
     out[v782] = v777;
   }
-  const uint v783 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v783 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v785 = v448 + v783;
-  const uint v786 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v786 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v788 = v451 + v786;
-  const bool v789 = v785 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v789 = v785 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v790 = v788 < v2;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -710,11 +710,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v798 = v797 + v788;
     out[v798] = v793;
   }
-  const uint v799 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v799 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v801 = v448 + v799;
-  const uint v802 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v802 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v804 = v451 + v802;
-  const bool v805 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v805 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v806 = v804 < v2;
   const bool v807 = v805 && v806;
   if (v807) {
@@ -726,11 +726,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v814 = v813 + v804;
     out[v814] = v809;
   }
-  const uint v815 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v815 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v817 = v448 + v815;
-  const uint v818 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v818 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v820 = v451 + v818;
-  const bool v821 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v821 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v822 = v820 < v2;
   const bool v823 = v821 && v822;
   if (v823) {
@@ -742,11 +742,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v830 = v829 + v820;
     out[v830] = v825;
   }
-  const uint v831 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v831 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v833 = v448 + v831;
-  const uint v834 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v834 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v836 = v451 + v834;
-  const bool v837 = v833 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v837 = v833 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v838 = v836 < v2;
   const bool v839 = v837 && v838;
   if (v839) {
@@ -758,11 +758,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v846 = v845 + v836;
     out[v846] = v841;
   }
-  const uint v847 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v847 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v849 = v448 + v847;
-  const uint v850 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v850 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v852 = v451 + v850;
-  const bool v853 = v849 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v853 = v849 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v854 = v852 < v2;
   const bool v855 = v853 && v854;
   if (v855) {
@@ -774,11 +774,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v862 = v861 + v852;
     out[v862] = v857;
   }
-  const uint v863 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v863 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v865 = v448 + v863;
-  const uint v866 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v866 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v868 = v451 + v866;
-  const bool v869 = v865 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v869 = v865 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v870 = v868 < v2;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -790,11 +790,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v878 = v877 + v868;
     out[v878] = v873;
   }
-  const uint v879 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v879 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v881 = v448 + v879;
-  const uint v882 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v882 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v884 = v451 + v882;
-  const bool v885 = v881 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v885 = v881 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v886 = v884 < v2;
   const bool v887 = v885 && v886;
   if (v887) {
@@ -806,11 +806,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v894 = v893 + v884;
     out[v894] = v889;
   }
-  const uint v895 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v895 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v897 = v448 + v895;
-  const uint v898 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v898 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v900 = v451 + v898;
-  const bool v901 = v897 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v901 = v897 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v902 = v900 < v2;
   const bool v903 = v901 && v902;
   if (v903) {
@@ -822,11 +822,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v910 = v909 + v900;
     out[v910] = v905;
   }
-  const uint v911 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v911 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v913 = v448 + v911;
-  const uint v914 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v914 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v916 = v451 + v914;
-  const bool v917 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v917 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v918 = v916 < v2;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -838,11 +838,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v926 = v925 + v916;
     out[v926] = v921;
   }
-  const uint v927 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v927 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v929 = v448 + v927;
-  const uint v930 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v930 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v932 = v451 + v930;
-  const bool v933 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v933 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v934 = v932 < v2;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -854,11 +854,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v942 = v941 + v932;
     out[v942] = v937;
   }
-  const uint v943 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v943 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v945 = v448 + v943;
-  const uint v946 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v946 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v948 = v451 + v946;
-  const bool v949 = v945 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v949 = v945 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v950 = v948 < v2;
   const bool v951 = v949 && v950;
   if (v951) {
@@ -870,11 +870,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v958 = v957 + v948;
     out[v958] = v953;
   }
-  const uint v959 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v959 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v961 = v448 + v959;
-  const uint v962 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v962 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v964 = v451 + v962;
-  const bool v965 = v961 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v965 = v961 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v966 = v964 < v2;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -886,11 +886,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v974 = v973 + v964;
     out[v974] = v969;
   }
-  const uint v975 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v975 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v977 = v448 + v975;
-  const uint v978 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v978 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v980 = v451 + v978;
-  const bool v981 = v977 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v981 = v977 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v982 = v980 < v2;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -902,11 +902,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v990 = v989 + v980;
     out[v990] = v985;
   }
-  const uint v991 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v991 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v993 = v448 + v991;
-  const uint v994 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v994 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v996 = v451 + v994;
-  const bool v997 = v993 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v997 = v993 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v998 = v996 < v2;
   const bool v999 = v997 && v998;
   if (v999) {
@@ -918,11 +918,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1006 = v1005 + v996;
     out[v1006] = v1001;
   }
-  const uint v1007 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1007 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1009 = v448 + v1007;
-  const uint v1010 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1010 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1012 = v451 + v1010;
-  const bool v1013 = v1009 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1013 = v1009 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1014 = v1012 < v2;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -934,11 +934,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1022 = v1021 + v1012;
     out[v1022] = v1017;
   }
-  const uint v1023 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1023 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1025 = v448 + v1023;
-  const uint v1026 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1026 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1028 = v451 + v1026;
-  const bool v1029 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1029 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1030 = v1028 < v2;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -950,11 +950,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1038 = v1037 + v1028;
     out[v1038] = v1033;
   }
-  const uint v1039 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1039 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1041 = v448 + v1039;
-  const uint v1042 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1042 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1044 = v451 + v1042;
-  const bool v1045 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1045 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1046 = v1044 < v2;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -966,11 +966,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1054 = v1053 + v1044;
     out[v1054] = v1049;
   }
-  const uint v1055 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1055 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1057 = v448 + v1055;
-  const uint v1058 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1058 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1060 = v451 + v1058;
-  const bool v1061 = v1057 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1061 = v1057 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1062 = v1060 < v2;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1070 = v1069 + v1060;
     out[v1070] = v1065;
   }
-  const uint v1071 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1071 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1073 = v448 + v1071;
-  const uint v1074 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1074 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1076 = v451 + v1074;
-  const bool v1077 = v1073 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1077 = v1073 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1078 = v1076 < v2;
   const bool v1079 = v1077 && v1078;
   if (v1079) {
@@ -998,11 +998,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1086 = v1085 + v1076;
     out[v1086] = v1081;
   }
-  const uint v1087 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1087 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1089 = v448 + v1087;
-  const uint v1090 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1090 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1092 = v451 + v1090;
-  const bool v1093 = v1089 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1093 = v1089 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1094 = v1092 < v2;
   const bool v1095 = v1093 && v1094;
   if (v1095) {
@@ -1014,11 +1014,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1102 = v1101 + v1092;
     out[v1102] = v1097;
   }
-  const uint v1103 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1103 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1105 = v448 + v1103;
-  const uint v1106 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1106 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1108 = v451 + v1106;
-  const bool v1109 = v1105 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1109 = v1105 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1110 = v1108 < v2;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1030,11 +1030,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1118 = v1117 + v1108;
     out[v1118] = v1113;
   }
-  const uint v1119 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1119 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1121 = v448 + v1119;
-  const uint v1122 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1122 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1124 = v451 + v1122;
-  const bool v1125 = v1121 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1125 = v1121 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1126 = v1124 < v2;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1046,11 +1046,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1134 = v1133 + v1124;
     out[v1134] = v1129;
   }
-  const uint v1135 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1135 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1137 = v448 + v1135;
-  const uint v1138 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1138 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1140 = v451 + v1138;
-  const bool v1141 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1141 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1142 = v1140 < v2;
   const bool v1143 = v1141 && v1142;
   if (v1143) {
@@ -1062,11 +1062,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1150 = v1149 + v1140;
     out[v1150] = v1145;
   }
-  const uint v1151 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1151 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1153 = v448 + v1151;
-  const uint v1154 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1154 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1156 = v451 + v1154;
-  const bool v1157 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1157 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1158 = v1156 < v2;
   const bool v1159 = v1157 && v1158;
   if (v1159) {
@@ -1078,11 +1078,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1166 = v1165 + v1156;
     out[v1166] = v1161;
   }
-  const uint v1167 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1167 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1169 = v448 + v1167;
-  const uint v1170 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1170 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1172 = v451 + v1170;
-  const bool v1173 = v1169 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1173 = v1169 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1174 = v1172 < v2;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
@@ -1094,11 +1094,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1182 = v1181 + v1172;
     out[v1182] = v1177;
   }
-  const uint v1183 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1183 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1185 = v448 + v1183;
-  const uint v1186 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1186 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1188 = v451 + v1186;
-  const bool v1189 = v1185 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1189 = v1185 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1190 = v1188 < v2;
   const bool v1191 = v1189 && v1190;
   if (v1191) {
@@ -1110,11 +1110,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1198 = v1197 + v1188;
     out[v1198] = v1193;
   }
-  const uint v1199 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1199 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1201 = v448 + v1199;
-  const uint v1202 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1202 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1204 = v451 + v1202;
-  const bool v1205 = v1201 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v2;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1126,11 +1126,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1214 = v1213 + v1204;
     out[v1214] = v1209;
   }
-  const uint v1215 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1215 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1217 = v448 + v1215;
-  const uint v1218 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1218 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1220 = v451 + v1218;
-  const bool v1221 = v1217 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1221 = v1217 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1222 = v1220 < v2;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1142,11 +1142,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1230 = v1229 + v1220;
     out[v1230] = v1225;
   }
-  const uint v1231 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1231 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1233 = v448 + v1231;
-  const uint v1234 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1234 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1236 = v451 + v1234;
-  const bool v1237 = v1233 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1237 = v1233 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1238 = v1236 < v2;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
@@ -1158,11 +1158,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1246 = v1245 + v1236;
     out[v1246] = v1241;
   }
-  const uint v1247 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1247 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1249 = v448 + v1247;
-  const uint v1250 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1250 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1252 = v451 + v1250;
-  const bool v1253 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1253 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1254 = v1252 < v2;
   const bool v1255 = v1253 && v1254;
   if (v1255) {
@@ -1174,11 +1174,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1262 = v1261 + v1252;
     out[v1262] = v1257;
   }
-  const uint v1263 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1263 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1265 = v448 + v1263;
-  const uint v1266 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1266 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1268 = v451 + v1266;
-  const bool v1269 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1269 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1270 = v1268 < v2;
   const bool v1271 = v1269 && v1270;
   if (v1271) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1278 = v1277 + v1268;
     out[v1278] = v1273;
   }
-  const uint v1279 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1279 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1281 = v448 + v1279;
-  const uint v1282 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1282 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1284 = v451 + v1282;
-  const bool v1285 = v1281 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1285 = v1281 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1286 = v1284 < v2;
   const bool v1287 = v1285 && v1286;
   if (v1287) {
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1294 = v1293 + v1284;
     out[v1294] = v1289;
   }
-  const uint v1295 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1295 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1297 = v448 + v1295;
-  const uint v1298 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1298 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1300 = v451 + v1298;
-  const bool v1301 = v1297 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1301 = v1297 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1302 = v1300 < v2;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1310 = v1309 + v1300;
     out[v1310] = v1305;
   }
-  const uint v1311 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1311 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1313 = v448 + v1311;
-  const uint v1314 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1314 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1316 = v451 + v1314;
-  const bool v1317 = v1313 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1317 = v1313 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1318 = v1316 < v2;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1238,11 +1238,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1326 = v1325 + v1316;
     out[v1326] = v1321;
   }
-  const uint v1327 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1327 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1329 = v448 + v1327;
-  const uint v1330 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1330 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1332 = v451 + v1330;
-  const bool v1333 = v1329 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1333 = v1329 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1334 = v1332 < v2;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1254,11 +1254,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1342 = v1341 + v1332;
     out[v1342] = v1337;
   }
-  const uint v1343 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1343 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1345 = v448 + v1343;
-  const uint v1346 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1346 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1348 = v451 + v1346;
-  const bool v1349 = v1345 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1349 = v1345 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1350 = v1348 < v2;
   const bool v1351 = v1349 && v1350;
   if (v1351) {
@@ -1270,11 +1270,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1358 = v1357 + v1348;
     out[v1358] = v1353;
   }
-  const uint v1359 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1359 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1361 = v448 + v1359;
-  const uint v1362 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1362 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1364 = v451 + v1362;
-  const bool v1365 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1365 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1366 = v1364 < v2;
   const bool v1367 = v1365 && v1366;
   if (v1367) {
@@ -1286,11 +1286,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1374 = v1373 + v1364;
     out[v1374] = v1369;
   }
-  const uint v1375 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1375 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1377 = v448 + v1375;
-  const uint v1378 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1378 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1380 = v451 + v1378;
-  const bool v1381 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1381 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1382 = v1380 < v2;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1390 = v1389 + v1380;
     out[v1390] = v1385;
   }
-  const uint v1391 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1391 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1393 = v448 + v1391;
-  const uint v1394 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1394 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1396 = v451 + v1394;
-  const bool v1397 = v1393 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1397 = v1393 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1398 = v1396 < v2;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -1318,11 +1318,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1406 = v1405 + v1396;
     out[v1406] = v1401;
   }
-  const uint v1407 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1407 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1409 = v448 + v1407;
-  const uint v1410 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1410 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1412 = v451 + v1410;
-  const bool v1413 = v1409 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1413 = v1409 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1414 = v1412 < v2;
   const bool v1415 = v1413 && v1414;
   if (v1415) {
@@ -1334,11 +1334,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1422 = v1421 + v1412;
     out[v1422] = v1417;
   }
-  const uint v1423 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1423 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1425 = v448 + v1423;
-  const uint v1426 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1426 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1428 = v451 + v1426;
-  const bool v1429 = v1425 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1429 = v1425 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1430 = v1428 < v2;
   const bool v1431 = v1429 && v1430;
   if (v1431) {
@@ -1350,11 +1350,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1438 = v1437 + v1428;
     out[v1438] = v1433;
   }
-  const uint v1439 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1439 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1441 = v448 + v1439;
-  const uint v1442 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1442 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1444 = v451 + v1442;
-  const bool v1445 = v1441 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1445 = v1441 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1446 = v1444 < v2;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1366,11 +1366,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1454 = v1453 + v1444;
     out[v1454] = v1449;
   }
-  const uint v1455 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1455 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1457 = v448 + v1455;
-  const uint v1458 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1458 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1460 = v451 + v1458;
-  const bool v1461 = v1457 < v1;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1461 = v1457 < v1;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1462 = v1460 < v2;
   const bool v1463 = v1461 && v1462;
   if (v1463) {

@@ -86,27 +86,27 @@ kernel void iron_gemm_beta_kn_f16(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v9 = v8 << 7u;
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v12 = v11 << 6u;
-  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v17 = v16 << 6u;
-  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v21 = v20 << 5u;
-  iron_frag<float, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v23, float(0.0f));
-  iron_frag<half, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<half, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v25, half(half(0.0f)));
-  iron_frag<half, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<half, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v27, half(half(0.0f)));
-  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v31 = v30 == 0u;
-  const uint v34 = v1 & 7u;
-  const bool v35 = v34 == 0u;
-  const bool v36 = v31 && v35;
-  if (v36) {
+  const uint v39 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v40 = v39 == 0u;
+  const bool v46 = v31 && v40;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v46) {
     const uint v52 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v55 = v52 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v58 = v52 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -203,17 +203,17 @@ kernel void iron_gemm_beta_kn_f16(
     for (uint e = 0; e < 8u; ++e) {
       shm1[v196 + e] = v186 ? b[v192 + e] : half(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v366 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v366 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v199 = 0u; v199 < v2; v199 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v202 = v199 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v199 = 0u; v199 < v2; v199 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v202 = v199 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v203 = v202 & 1u;
-      const uint v205 = v199 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v205 = v199 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v206 = v205 < v2;
       if (v206) {
         const uint v208 = 1u - v203;
-        const uint v212 = v208 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v212 = v208 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v224 = v205 + v59;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v225 = v224 < v2;
         const bool v226 = v61 && v225;
@@ -258,7 +258,7 @@ kernel void iron_gemm_beta_kn_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v308 + e] = v298 ? a[v304 + e] : half(0);
         }
-        const uint v310 = v208 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v310 = v208 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v320 = v205 + v153;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v321 = v320 < v2;
         const bool v324 = v321 && v161;
@@ -284,32 +284,32 @@ kernel void iron_gemm_beta_kn_f16(
           shm1[v358 + e] = v348 ? b[v354 + e] : half(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v360 = v203 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v360 = v203 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v362 = v203 * 5120u;
-      const uint v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v25, shm0, long(v367), long(40u));
-      const uint v372 = v360 + v21;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v372 = v360 + v21;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v27, shm1, long(v372), long(72u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v378 = v367 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v378 = v367 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v25, shm0, long(v378), long(40u));
-      const uint v381 = v360 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v381 = v360 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const uint v382 = v381 + v21;
       iron_frag_load<false>(v27, shm1, long(v382), long(72u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v386 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v387 = iron_tid.x;
-    const uint v443 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v443 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const uint v455 = v443 + 16u;
-    const uint v459 = 1152u + v21;  // kernels/gemm/gemm_tiles.hpp:123
+    const uint v459 = 1152u + v21;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (uint v385 = 0u; v385 < v2; v385 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v385 = 0u; v385 < v2; v385 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v389 = v387; v389 < 4096u; v389 += v386) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v391 = v389 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v393 = v389 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -355,23 +355,23 @@ kernel void iron_gemm_beta_kn_f16(
           shm1[v436] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v25, shm0, long(v443), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v27, shm1, long(v21), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v25, shm0, long(v455), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v27, shm1, long(v459), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v25, shm0, long(v443), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v27, shm1, long(v21), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v25, shm0, long(v455), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v27, shm1, long(v459), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v460 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v460 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v461 = v9 + v17;
   const uint v462 = v461 + v460;
-  const uint v463 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v463 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v464 = v12 + v21;
   const uint v465 = v464 + v463;
-  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v467 = v465 < v1;
   const bool v468 = v466 && v467;
   if (v468) {
@@ -385,11 +385,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v476 = half(v475);
     c[v471] = v476;
   }
-  const uint v477 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v477 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v479 = v461 + v477;
-  const uint v480 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v480 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v482 = v464 + v480;
-  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v484 = v482 < v1;
   const bool v485 = v483 && v484;
   if (v485) {
@@ -403,11 +403,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v493 = half(v492);
     c[v488] = v493;
   }
-  const uint v494 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v494 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v496 = v461 + v494;
-  const uint v497 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v497 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v499 = v464 + v497;
-  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v501 = v499 < v1;
   const bool v502 = v500 && v501;
   if (v502) {
@@ -421,11 +421,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v510 = half(v509);
     c[v505] = v510;
   }
-  const uint v511 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v511 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v513 = v461 + v511;
-  const uint v514 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v514 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v516 = v464 + v514;
-  const bool v517 = v513 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v517 = v513 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v518 = v516 < v1;
   const bool v519 = v517 && v518;
   if (v519) {
@@ -439,11 +439,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v527 = half(v526);
     c[v522] = v527;
   }
-  const uint v528 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v528 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v530 = v461 + v528;
-  const uint v531 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v531 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v533 = v464 + v531;
-  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v535 = v533 < v1;
   const bool v536 = v534 && v535;
   if (v536) {
@@ -457,11 +457,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v544 = half(v543);
     c[v539] = v544;
   }
-  const uint v545 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v545 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v547 = v461 + v545;
-  const uint v548 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v548 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v550 = v464 + v548;
-  const bool v551 = v547 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v551 = v547 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v552 = v550 < v1;
   const bool v553 = v551 && v552;
   if (v553) {
@@ -475,11 +475,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v561 = half(v560);
     c[v556] = v561;
   }
-  const uint v562 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v562 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v564 = v461 + v562;
-  const uint v565 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v565 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v567 = v464 + v565;
-  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v569 = v567 < v1;
   const bool v570 = v568 && v569;
   if (v570) {
@@ -493,11 +493,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v578 = half(v577);
     c[v573] = v578;
   }
-  const uint v579 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v579 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v581 = v461 + v579;
-  const uint v582 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v582 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v584 = v464 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
@@ -511,11 +511,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v595 = half(v594);
     c[v590] = v595;
   }
-  const uint v596 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v596 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v598 = v461 + v596;
-  const uint v599 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v599 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v601 = v464 + v599;
-  const bool v602 = v598 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v602 = v598 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v603 = v601 < v1;
   const bool v604 = v602 && v603;
   if (v604) {
@@ -529,11 +529,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v612 = half(v611);
     c[v607] = v612;
   }
-  const uint v613 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v613 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v615 = v461 + v613;
-  const uint v616 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v616 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v618 = v464 + v616;
-  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v620 = v618 < v1;
   const bool v621 = v619 && v620;
   if (v621) {
@@ -547,11 +547,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v629 = half(v628);
     c[v624] = v629;
   }
-  const uint v630 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v630 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v632 = v461 + v630;
-  const uint v633 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v633 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v635 = v464 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -565,11 +565,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v646 = half(v645);
     c[v641] = v646;
   }
-  const uint v647 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v647 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v649 = v461 + v647;
-  const uint v650 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v650 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v652 = v464 + v650;
-  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -583,11 +583,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v663 = half(v662);
     c[v658] = v663;
   }
-  const uint v664 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v664 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v666 = v461 + v664;
-  const uint v667 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v667 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v669 = v464 + v667;
-  const bool v670 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v670 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v671 = v669 < v1;
   const bool v672 = v670 && v671;
   if (v672) {
@@ -601,11 +601,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v680 = half(v679);
     c[v675] = v680;
   }
-  const uint v681 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v681 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v683 = v461 + v681;
-  const uint v684 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v684 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v686 = v464 + v684;
-  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v688 = v686 < v1;
   const bool v689 = v687 && v688;
   if (v689) {
@@ -619,11 +619,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v697 = half(v696);
     c[v692] = v697;
   }
-  const uint v698 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v698 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v700 = v461 + v698;
-  const uint v701 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v701 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v703 = v464 + v701;
-  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -637,11 +637,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v714 = half(v713);
     c[v709] = v714;
   }
-  const uint v715 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v715 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v717 = v461 + v715;
-  const uint v718 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v718 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v720 = v464 + v718;
-  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -655,11 +655,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v731 = half(v730);
     c[v726] = v731;
   }
-  const uint v732 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v732 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v734 = v461 + v732;
-  const uint v735 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v735 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v737 = v464 + v735;
-  const bool v738 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v738 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v739 = v737 < v1;
   const bool v740 = v738 && v739;
   if (v740) {
@@ -673,11 +673,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v748 = half(v747);
     c[v743] = v748;
   }
-  const uint v749 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v749 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v751 = v461 + v749;
-  const uint v752 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v752 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v754 = v464 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
@@ -691,11 +691,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v765 = half(v764);
     c[v760] = v765;
   }
-  const uint v766 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v766 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v768 = v461 + v766;
-  const uint v769 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v769 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v771 = v464 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -709,11 +709,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v782 = half(v781);
     c[v777] = v782;
   }
-  const uint v783 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v783 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v785 = v461 + v783;
-  const uint v786 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v786 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v788 = v464 + v786;
-  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -727,11 +727,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v799 = half(v798);
     c[v794] = v799;
   }
-  const uint v800 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v800 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v802 = v461 + v800;
-  const uint v803 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v803 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v805 = v464 + v803;
-  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v807 = v805 < v1;
   const bool v808 = v806 && v807;
   if (v808) {
@@ -745,11 +745,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v816 = half(v815);
     c[v811] = v816;
   }
-  const uint v817 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v817 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v819 = v461 + v817;
-  const uint v820 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v820 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v822 = v464 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
@@ -763,11 +763,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v833 = half(v832);
     c[v828] = v833;
   }
-  const uint v834 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v834 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v836 = v461 + v834;
-  const uint v837 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v837 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v839 = v464 + v837;
-  const bool v840 = v836 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v840 = v836 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v841 = v839 < v1;
   const bool v842 = v840 && v841;
   if (v842) {
@@ -781,11 +781,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v850 = half(v849);
     c[v845] = v850;
   }
-  const uint v851 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v851 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v853 = v461 + v851;
-  const uint v854 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v854 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v856 = v464 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -799,11 +799,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v867 = half(v866);
     c[v862] = v867;
   }
-  const uint v868 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v868 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v870 = v461 + v868;
-  const uint v871 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v871 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v873 = v464 + v871;
-  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v875 = v873 < v1;
   const bool v876 = v874 && v875;
   if (v876) {
@@ -817,11 +817,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v884 = half(v883);
     c[v879] = v884;
   }
-  const uint v885 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v885 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v887 = v461 + v885;
-  const uint v888 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v888 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v890 = v464 + v888;
-  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v892 = v890 < v1;
   const bool v893 = v891 && v892;
   if (v893) {
@@ -835,11 +835,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v901 = half(v900);
     c[v896] = v901;
   }
-  const uint v902 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v902 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v904 = v461 + v902;
-  const uint v905 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v905 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v907 = v464 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v909 = v907 < v1;
   const bool v910 = v908 && v909;
   if (v910) {
@@ -853,11 +853,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v918 = half(v917);
     c[v913] = v918;
   }
-  const uint v919 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v919 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v921 = v461 + v919;
-  const uint v922 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v922 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v924 = v464 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
@@ -871,11 +871,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v935 = half(v934);
     c[v930] = v935;
   }
-  const uint v936 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v936 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v938 = v461 + v936;
-  const uint v939 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v939 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v941 = v464 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
@@ -889,11 +889,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v952 = half(v951);
     c[v947] = v952;
   }
-  const uint v953 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v953 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v955 = v461 + v953;
-  const uint v956 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v956 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v958 = v464 + v956;
-  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v960 = v958 < v1;
   const bool v961 = v959 && v960;
   if (v961) {
@@ -907,11 +907,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v969 = half(v968);
     c[v964] = v969;
   }
-  const uint v970 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v970 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v972 = v461 + v970;
-  const uint v973 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v973 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v975 = v464 + v973;
-  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v977 = v975 < v1;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -925,11 +925,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v986 = half(v985);
     c[v981] = v986;
   }
-  const uint v987 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v987 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v989 = v461 + v987;
-  const uint v990 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v990 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v992 = v464 + v990;
-  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
@@ -943,11 +943,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1003 = half(v1002);
     c[v998] = v1003;
   }
-  const uint v1004 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1004 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1006 = v461 + v1004;
-  const uint v1007 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1007 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1009 = v464 + v1007;
-  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -961,11 +961,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1020 = half(v1019);
     c[v1015] = v1020;
   }
-  const uint v1021 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1021 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1023 = v461 + v1021;
-  const uint v1024 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1024 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1026 = v464 + v1024;
-  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1028 = v1026 < v1;
   const bool v1029 = v1027 && v1028;
   if (v1029) {
@@ -979,11 +979,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1037 = half(v1036);
     c[v1032] = v1037;
   }
-  const uint v1038 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1038 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1040 = v461 + v1038;
-  const uint v1041 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1041 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1043 = v464 + v1041;
-  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1045 = v1043 < v1;
   const bool v1046 = v1044 && v1045;
   if (v1046) {
@@ -997,11 +997,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1054 = half(v1053);
     c[v1049] = v1054;
   }
-  const uint v1055 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1055 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1057 = v461 + v1055;
-  const uint v1058 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1058 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1060 = v464 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -1015,11 +1015,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1071 = half(v1070);
     c[v1066] = v1071;
   }
-  const uint v1072 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1072 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1074 = v461 + v1072;
-  const uint v1075 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1075 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1077 = v464 + v1075;
-  const bool v1078 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1078 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1079 = v1077 < v1;
   const bool v1080 = v1078 && v1079;
   if (v1080) {
@@ -1033,11 +1033,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1088 = half(v1087);
     c[v1083] = v1088;
   }
-  const uint v1089 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1089 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1091 = v461 + v1089;
-  const uint v1092 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1092 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1094 = v464 + v1092;
-  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1096 = v1094 < v1;
   const bool v1097 = v1095 && v1096;
   if (v1097) {
@@ -1051,11 +1051,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1105 = half(v1104);
     c[v1100] = v1105;
   }
-  const uint v1106 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1106 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1108 = v461 + v1106;
-  const uint v1109 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1109 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1111 = v464 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1069,11 +1069,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1122 = half(v1121);
     c[v1117] = v1122;
   }
-  const uint v1123 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1123 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1125 = v461 + v1123;
-  const uint v1126 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1126 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1128 = v464 + v1126;
-  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1139 = half(v1138);
     c[v1134] = v1139;
   }
-  const uint v1140 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1140 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1142 = v461 + v1140;
-  const uint v1143 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1143 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1145 = v464 + v1143;
-  const bool v1146 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1146 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
@@ -1105,11 +1105,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1156 = half(v1155);
     c[v1151] = v1156;
   }
-  const uint v1157 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1157 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1159 = v461 + v1157;
-  const uint v1160 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1160 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1162 = v464 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
@@ -1123,11 +1123,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1173 = half(v1172);
     c[v1168] = v1173;
   }
-  const uint v1174 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1174 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1176 = v461 + v1174;
-  const uint v1177 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1177 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1179 = v464 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1141,11 +1141,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1190 = half(v1189);
     c[v1185] = v1190;
   }
-  const uint v1191 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1191 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1193 = v461 + v1191;
-  const uint v1194 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1194 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1196 = v464 + v1194;
-  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1198 = v1196 < v1;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
@@ -1159,11 +1159,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1207 = half(v1206);
     c[v1202] = v1207;
   }
-  const uint v1208 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1208 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1210 = v461 + v1208;
-  const uint v1211 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1211 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1213 = v464 + v1211;
-  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1215 = v1213 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1224 = half(v1223);
     c[v1219] = v1224;
   }
-  const uint v1225 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1225 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1227 = v461 + v1225;
-  const uint v1228 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1228 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1230 = v464 + v1228;
-  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1232 = v1230 < v1;
   const bool v1233 = v1231 && v1232;
   if (v1233) {
@@ -1195,11 +1195,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1241 = half(v1240);
     c[v1236] = v1241;
   }
-  const uint v1242 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1242 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1244 = v461 + v1242;
-  const uint v1245 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1245 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1247 = v464 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1213,11 +1213,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1258 = half(v1257);
     c[v1253] = v1258;
   }
-  const uint v1259 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1259 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1261 = v461 + v1259;
-  const uint v1262 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1262 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1264 = v464 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1231,11 +1231,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1275 = half(v1274);
     c[v1270] = v1275;
   }
-  const uint v1276 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1276 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1278 = v461 + v1276;
-  const uint v1279 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1279 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1281 = v464 + v1279;
-  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1283 = v1281 < v1;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
@@ -1249,11 +1249,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1292 = half(v1291);
     c[v1287] = v1292;
   }
-  const uint v1293 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1293 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1295 = v461 + v1293;
-  const uint v1296 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1296 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1298 = v464 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1300 = v1298 < v1;
   const bool v1301 = v1299 && v1300;
   if (v1301) {
@@ -1267,11 +1267,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1309 = half(v1308);
     c[v1304] = v1309;
   }
-  const uint v1310 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1310 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1312 = v461 + v1310;
-  const uint v1313 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1313 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1315 = v464 + v1313;
-  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1317 = v1315 < v1;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
@@ -1285,11 +1285,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1326 = half(v1325);
     c[v1321] = v1326;
   }
-  const uint v1327 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1327 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1329 = v461 + v1327;
-  const uint v1330 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1330 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1332 = v464 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1303,11 +1303,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1343 = half(v1342);
     c[v1338] = v1343;
   }
-  const uint v1344 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1344 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1346 = v461 + v1344;
-  const uint v1347 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1347 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1349 = v464 + v1347;
-  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1351 = v1349 < v1;
   const bool v1352 = v1350 && v1351;
   if (v1352) {
@@ -1321,11 +1321,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1360 = half(v1359);
     c[v1355] = v1360;
   }
-  const uint v1361 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1361 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1363 = v461 + v1361;
-  const uint v1364 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1364 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1366 = v464 + v1364;
-  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1368 = v1366 < v1;
   const bool v1369 = v1367 && v1368;
   if (v1369) {
@@ -1339,11 +1339,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1377 = half(v1376);
     c[v1372] = v1377;
   }
-  const uint v1378 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1378 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1380 = v461 + v1378;
-  const uint v1381 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1381 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1383 = v464 + v1381;
-  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1385 = v1383 < v1;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
@@ -1357,11 +1357,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1394 = half(v1393);
     c[v1389] = v1394;
   }
-  const uint v1395 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1395 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1397 = v461 + v1395;
-  const uint v1398 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1398 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1400 = v464 + v1398;
-  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
@@ -1375,11 +1375,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1411 = half(v1410);
     c[v1406] = v1411;
   }
-  const uint v1412 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1412 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1414 = v461 + v1412;
-  const uint v1415 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1415 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1417 = v464 + v1415;
-  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
@@ -1393,11 +1393,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1428 = half(v1427);
     c[v1423] = v1428;
   }
-  const uint v1429 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1429 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1431 = v461 + v1429;
-  const uint v1432 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1432 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1434 = v464 + v1432;
-  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1436 = v1434 < v1;
   const bool v1437 = v1435 && v1436;
   if (v1437) {
@@ -1411,11 +1411,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1445 = half(v1444);
     c[v1440] = v1445;
   }
-  const uint v1446 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1446 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1448 = v461 + v1446;
-  const uint v1449 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1449 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1451 = v464 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1453 = v1451 < v1;
   const bool v1454 = v1452 && v1453;
   if (v1454) {
@@ -1429,11 +1429,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1462 = half(v1461);
     c[v1457] = v1462;
   }
-  const uint v1463 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1463 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1465 = v461 + v1463;
-  const uint v1466 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1466 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1468 = v464 + v1466;
-  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1470 = v1468 < v1;
   const bool v1471 = v1469 && v1470;
   if (v1471) {
@@ -1447,11 +1447,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1479 = half(v1478);
     c[v1474] = v1479;
   }
-  const uint v1480 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1480 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1482 = v461 + v1480;
-  const uint v1483 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1483 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1485 = v464 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1465,11 +1465,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1496 = half(v1495);
     c[v1491] = v1496;
   }
-  const uint v1497 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1497 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1499 = v461 + v1497;
-  const uint v1500 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1500 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1502 = v464 + v1500;
-  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1504 = v1502 < v1;
   const bool v1505 = v1503 && v1504;
   if (v1505) {
@@ -1483,11 +1483,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1513 = half(v1512);
     c[v1508] = v1513;
   }
-  const uint v1514 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1514 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1516 = v461 + v1514;
-  const uint v1517 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1517 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1519 = v464 + v1517;
-  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1501,11 +1501,11 @@ kernel void iron_gemm_beta_kn_f16(
     const half v1530 = half(v1529);
     c[v1525] = v1530;
   }
-  const uint v1531 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1531 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1533 = v461 + v1531;
-  const uint v1534 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1534 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1536 = v464 + v1534;
-  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1538 = v1536 < v1;
   const bool v1539 = v1537 && v1538;
   if (v1539) {

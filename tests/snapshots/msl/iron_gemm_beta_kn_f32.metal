@@ -86,27 +86,27 @@ kernel void iron_gemm_beta_kn_f32(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v9 = v8 << 7u;
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v12 = v11 << 6u;
-  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v17 = v16 << 6u;
-  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v21 = v20 << 5u;
-  iron_frag<float, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v23, float(0.0f));
-  iron_frag<float, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v25, float(0.0f));
-  iron_frag<float, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v27, float(0.0f));
-  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v31 = v30 == 0u;
-  const uint v34 = v1 & 7u;
-  const bool v35 = v34 == 0u;
-  const bool v36 = v31 && v35;
-  if (v36) {
+  const uint v39 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v40 = v39 == 0u;
+  const bool v46 = v31 && v40;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v46) {
     const uint v52 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v55 = v52 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v58 = v52 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -203,17 +203,17 @@ kernel void iron_gemm_beta_kn_f32(
     for (uint e = 0; e < 4u; ++e) {
       shm1[v196 + e] = v186 ? b[v192 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v366 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v366 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v199 = 0u; v199 < v2; v199 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v202 = v199 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v199 = 0u; v199 < v2; v199 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v202 = v199 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v203 = v202 & 1u;
-      const uint v205 = v199 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v205 = v199 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v206 = v205 < v2;
       if (v206) {
         const uint v208 = 1u - v203;
-        const uint v212 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v212 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v224 = v205 + v59;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v225 = v224 < v2;
         const bool v226 = v61 && v225;
@@ -258,7 +258,7 @@ kernel void iron_gemm_beta_kn_f32(
         for (uint e = 0; e < 4u; ++e) {
           shm0[v308 + e] = v298 ? a[v304 + e] : float(0);
         }
-        const uint v310 = v208 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v310 = v208 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v320 = v205 + v153;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v321 = v320 < v2;
         const bool v324 = v321 && v161;
@@ -284,24 +284,24 @@ kernel void iron_gemm_beta_kn_f32(
           shm1[v358 + e] = v348 ? b[v354 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v360 = v203 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v360 = v203 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v362 = v203 * 2560u;
-      const uint v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v25, shm0, long(v367), long(20u));
-      const uint v372 = v360 + v21;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v372 = v360 + v21;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v27, shm1, long(v372), long(68u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v376 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v377 = iron_tid.x;
-    const uint v433 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v433 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v375 = 0u; v375 < v2; v375 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v375 = 0u; v375 < v2; v375 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v379 = v377; v379 < 2048u; v379 += v376) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v381 = v379 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v383 = v379 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -347,20 +347,20 @@ kernel void iron_gemm_beta_kn_f32(
           shm1[v426] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v25, shm0, long(v433), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v27, shm1, long(v21), long(68u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v25, shm0, long(v433), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v27, shm1, long(v21), long(68u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v440 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v440 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v441 = v9 + v17;
   const uint v442 = v441 + v440;
-  const uint v443 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v443 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v444 = v12 + v21;
   const uint v445 = v444 + v443;
-  const bool v446 = v442 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v446 = v442 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v447 = v445 < v1;
   const bool v448 = v446 && v447;
   if (v448) {
@@ -372,11 +372,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v455 = fma(v449, v3, v454);
     c[v451] = v455;
   }
-  const uint v457 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v457 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v459 = v441 + v457;
-  const uint v460 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v460 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v462 = v444 + v460;
-  const bool v463 = v459 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v463 = v459 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v464 = v462 < v1;
   const bool v465 = v463 && v464;
   if (v465) {
@@ -388,11 +388,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v472 = fma(v466, v3, v471);
     c[v468] = v472;
   }
-  const uint v474 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v474 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v476 = v441 + v474;
-  const uint v477 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v477 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v479 = v444 + v477;
-  const bool v480 = v476 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v480 = v476 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v481 = v479 < v1;
   const bool v482 = v480 && v481;
   if (v482) {
@@ -404,11 +404,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v489 = fma(v483, v3, v488);
     c[v485] = v489;
   }
-  const uint v491 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v491 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v493 = v441 + v491;
-  const uint v494 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v494 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v496 = v444 + v494;
-  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v498 = v496 < v1;
   const bool v499 = v497 && v498;
   if (v499) {
@@ -420,11 +420,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v506 = fma(v500, v3, v505);
     c[v502] = v506;
   }
-  const uint v508 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v508 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v510 = v441 + v508;
-  const uint v511 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v511 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v513 = v444 + v511;
-  const bool v514 = v510 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v514 = v510 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v515 = v513 < v1;
   const bool v516 = v514 && v515;
   if (v516) {
@@ -436,11 +436,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v523 = fma(v517, v3, v522);
     c[v519] = v523;
   }
-  const uint v525 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v525 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v527 = v441 + v525;
-  const uint v528 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v528 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v530 = v444 + v528;
-  const bool v531 = v527 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v531 = v527 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v532 = v530 < v1;
   const bool v533 = v531 && v532;
   if (v533) {
@@ -452,11 +452,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v540 = fma(v534, v3, v539);
     c[v536] = v540;
   }
-  const uint v542 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v542 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v544 = v441 + v542;
-  const uint v545 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v545 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v547 = v444 + v545;
-  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v549 = v547 < v1;
   const bool v550 = v548 && v549;
   if (v550) {
@@ -468,11 +468,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v557 = fma(v551, v3, v556);
     c[v553] = v557;
   }
-  const uint v559 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v559 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v561 = v441 + v559;
-  const uint v562 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v562 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v564 = v444 + v562;
-  const bool v565 = v561 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v565 = v561 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v566 = v564 < v1;
   const bool v567 = v565 && v566;
   if (v567) {
@@ -484,11 +484,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v574 = fma(v568, v3, v573);
     c[v570] = v574;
   }
-  const uint v576 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v576 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v578 = v441 + v576;
-  const uint v579 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v579 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v581 = v444 + v579;
-  const bool v582 = v578 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v582 = v578 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v583 = v581 < v1;
   const bool v584 = v582 && v583;
   if (v584) {
@@ -500,11 +500,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v591 = fma(v585, v3, v590);
     c[v587] = v591;
   }
-  const uint v593 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v593 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v595 = v441 + v593;
-  const uint v596 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v596 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v598 = v444 + v596;
-  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v600 = v598 < v1;
   const bool v601 = v599 && v600;
   if (v601) {
@@ -516,11 +516,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v608 = fma(v602, v3, v607);
     c[v604] = v608;
   }
-  const uint v610 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v610 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v612 = v441 + v610;
-  const uint v613 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v613 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v615 = v444 + v613;
-  const bool v616 = v612 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v616 = v612 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v617 = v615 < v1;
   const bool v618 = v616 && v617;
   if (v618) {
@@ -532,11 +532,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v625 = fma(v619, v3, v624);
     c[v621] = v625;
   }
-  const uint v627 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v627 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v629 = v441 + v627;
-  const uint v630 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v630 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v632 = v444 + v630;
-  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
@@ -548,11 +548,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v642 = fma(v636, v3, v641);
     c[v638] = v642;
   }
-  const uint v644 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v644 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v646 = v441 + v644;
-  const uint v647 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v647 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v649 = v444 + v647;
-  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v651 = v649 < v1;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -564,11 +564,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v659 = fma(v653, v3, v658);
     c[v655] = v659;
   }
-  const uint v661 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v661 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v663 = v441 + v661;
-  const uint v664 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v664 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v666 = v444 + v664;
-  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v668 = v666 < v1;
   const bool v669 = v667 && v668;
   if (v669) {
@@ -580,11 +580,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v676 = fma(v670, v3, v675);
     c[v672] = v676;
   }
-  const uint v678 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v678 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v680 = v441 + v678;
-  const uint v681 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v681 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v683 = v444 + v681;
-  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v685 = v683 < v1;
   const bool v686 = v684 && v685;
   if (v686) {
@@ -596,11 +596,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v693 = fma(v687, v3, v692);
     c[v689] = v693;
   }
-  const uint v695 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v695 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v697 = v441 + v695;
-  const uint v698 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v698 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v700 = v444 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -612,11 +612,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v710 = fma(v704, v3, v709);
     c[v706] = v710;
   }
-  const uint v712 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v712 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v714 = v441 + v712;
-  const uint v715 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v715 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v717 = v444 + v715;
-  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v719 = v717 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
@@ -628,11 +628,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v727 = fma(v721, v3, v726);
     c[v723] = v727;
   }
-  const uint v729 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v729 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v731 = v441 + v729;
-  const uint v732 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v732 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v734 = v444 + v732;
-  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v736 = v734 < v1;
   const bool v737 = v735 && v736;
   if (v737) {
@@ -644,11 +644,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v744 = fma(v738, v3, v743);
     c[v740] = v744;
   }
-  const uint v746 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v746 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v748 = v441 + v746;
-  const uint v749 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v749 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v751 = v444 + v749;
-  const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v753 = v751 < v1;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -660,11 +660,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v761 = fma(v755, v3, v760);
     c[v757] = v761;
   }
-  const uint v763 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v763 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v765 = v441 + v763;
-  const uint v766 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v766 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v768 = v444 + v766;
-  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v1;
   const bool v771 = v769 && v770;
   if (v771) {
@@ -676,11 +676,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v778 = fma(v772, v3, v777);
     c[v774] = v778;
   }
-  const uint v780 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v780 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v782 = v441 + v780;
-  const uint v783 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v783 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v785 = v444 + v783;
-  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -692,11 +692,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v795 = fma(v789, v3, v794);
     c[v791] = v795;
   }
-  const uint v797 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v797 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v799 = v441 + v797;
-  const uint v800 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v800 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v802 = v444 + v800;
-  const bool v803 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v803 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v804 = v802 < v1;
   const bool v805 = v803 && v804;
   if (v805) {
@@ -708,11 +708,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v812 = fma(v806, v3, v811);
     c[v808] = v812;
   }
-  const uint v814 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v814 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v816 = v441 + v814;
-  const uint v817 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v817 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v819 = v444 + v817;
-  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -724,11 +724,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v829 = fma(v823, v3, v828);
     c[v825] = v829;
   }
-  const uint v831 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v831 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v833 = v441 + v831;
-  const uint v834 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v834 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v836 = v444 + v834;
-  const bool v837 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v837 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v838 = v836 < v1;
   const bool v839 = v837 && v838;
   if (v839) {
@@ -740,11 +740,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v846 = fma(v840, v3, v845);
     c[v842] = v846;
   }
-  const uint v848 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v848 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v850 = v441 + v848;
-  const uint v851 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v851 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v853 = v444 + v851;
-  const bool v854 = v850 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v854 = v850 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v855 = v853 < v1;
   const bool v856 = v854 && v855;
   if (v856) {
@@ -756,11 +756,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v863 = fma(v857, v3, v862);
     c[v859] = v863;
   }
-  const uint v865 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v865 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v867 = v441 + v865;
-  const uint v868 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v868 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v870 = v444 + v868;
-  const bool v871 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v871 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v872 = v870 < v1;
   const bool v873 = v871 && v872;
   if (v873) {
@@ -772,11 +772,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v880 = fma(v874, v3, v879);
     c[v876] = v880;
   }
-  const uint v882 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v882 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v884 = v441 + v882;
-  const uint v885 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v885 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v887 = v444 + v885;
-  const bool v888 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v888 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v889 = v887 < v1;
   const bool v890 = v888 && v889;
   if (v890) {
@@ -788,11 +788,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v897 = fma(v891, v3, v896);
     c[v893] = v897;
   }
-  const uint v899 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v899 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v901 = v441 + v899;
-  const uint v902 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v902 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v904 = v444 + v902;
-  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -804,11 +804,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v914 = fma(v908, v3, v913);
     c[v910] = v914;
   }
-  const uint v916 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v916 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v918 = v441 + v916;
-  const uint v919 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v919 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v921 = v444 + v919;
-  const bool v922 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v922 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v923 = v921 < v1;
   const bool v924 = v922 && v923;
   if (v924) {
@@ -820,11 +820,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v931 = fma(v925, v3, v930);
     c[v927] = v931;
   }
-  const uint v933 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v933 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v935 = v441 + v933;
-  const uint v936 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v936 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v938 = v444 + v936;
-  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v940 = v938 < v1;
   const bool v941 = v939 && v940;
   if (v941) {
@@ -836,11 +836,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v948 = fma(v942, v3, v947);
     c[v944] = v948;
   }
-  const uint v950 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v950 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v952 = v441 + v950;
-  const uint v953 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v953 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v955 = v444 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -852,11 +852,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v965 = fma(v959, v3, v964);
     c[v961] = v965;
   }
-  const uint v967 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v967 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v969 = v441 + v967;
-  const uint v970 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v970 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v972 = v444 + v970;
-  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v974 = v972 < v1;
   const bool v975 = v973 && v974;
   if (v975) {
@@ -868,11 +868,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v982 = fma(v976, v3, v981);
     c[v978] = v982;
   }
-  const uint v984 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v984 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v986 = v441 + v984;
-  const uint v987 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v987 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v989 = v444 + v987;
-  const bool v990 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v990 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v991 = v989 < v1;
   const bool v992 = v990 && v991;
   if (v992) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v999 = fma(v993, v3, v998);
     c[v995] = v999;
   }
-  const uint v1001 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1001 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1003 = v441 + v1001;
-  const uint v1004 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1004 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1006 = v444 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1008 = v1006 < v1;
   const bool v1009 = v1007 && v1008;
   if (v1009) {
@@ -900,11 +900,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1016 = fma(v1010, v3, v1015);
     c[v1012] = v1016;
   }
-  const uint v1018 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1018 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1020 = v441 + v1018;
-  const uint v1021 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1021 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1023 = v444 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -916,11 +916,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1033 = fma(v1027, v3, v1032);
     c[v1029] = v1033;
   }
-  const uint v1035 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1035 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1037 = v441 + v1035;
-  const uint v1038 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1038 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1040 = v444 + v1038;
-  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -932,11 +932,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1050 = fma(v1044, v3, v1049);
     c[v1046] = v1050;
   }
-  const uint v1052 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1052 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1054 = v441 + v1052;
-  const uint v1055 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1055 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1057 = v444 + v1055;
-  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1059 = v1057 < v1;
   const bool v1060 = v1058 && v1059;
   if (v1060) {
@@ -948,11 +948,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1067 = fma(v1061, v3, v1066);
     c[v1063] = v1067;
   }
-  const uint v1069 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1069 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1071 = v441 + v1069;
-  const uint v1072 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1072 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1074 = v444 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1076 = v1074 < v1;
   const bool v1077 = v1075 && v1076;
   if (v1077) {
@@ -964,11 +964,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1084 = fma(v1078, v3, v1083);
     c[v1080] = v1084;
   }
-  const uint v1086 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1086 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1088 = v441 + v1086;
-  const uint v1089 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1089 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1091 = v444 + v1089;
-  const bool v1092 = v1088 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1092 = v1088 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1093 = v1091 < v1;
   const bool v1094 = v1092 && v1093;
   if (v1094) {
@@ -980,11 +980,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1101 = fma(v1095, v3, v1100);
     c[v1097] = v1101;
   }
-  const uint v1103 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1103 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1105 = v441 + v1103;
-  const uint v1106 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1106 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1108 = v444 + v1106;
-  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -996,11 +996,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1118 = fma(v1112, v3, v1117);
     c[v1114] = v1118;
   }
-  const uint v1120 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1120 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1122 = v441 + v1120;
-  const uint v1123 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1123 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1125 = v444 + v1123;
-  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1127 = v1125 < v1;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
@@ -1012,11 +1012,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1135 = fma(v1129, v3, v1134);
     c[v1131] = v1135;
   }
-  const uint v1137 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1137 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1139 = v441 + v1137;
-  const uint v1140 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1140 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1142 = v444 + v1140;
-  const bool v1143 = v1139 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1143 = v1139 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1144 = v1142 < v1;
   const bool v1145 = v1143 && v1144;
   if (v1145) {
@@ -1028,11 +1028,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1152 = fma(v1146, v3, v1151);
     c[v1148] = v1152;
   }
-  const uint v1154 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1154 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1156 = v441 + v1154;
-  const uint v1157 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1157 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1159 = v444 + v1157;
-  const bool v1160 = v1156 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1160 = v1156 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1161 = v1159 < v1;
   const bool v1162 = v1160 && v1161;
   if (v1162) {
@@ -1044,11 +1044,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1169 = fma(v1163, v3, v1168);
     c[v1165] = v1169;
   }
-  const uint v1171 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1171 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1173 = v441 + v1171;
-  const uint v1174 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1174 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1176 = v444 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -1060,11 +1060,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1186 = fma(v1180, v3, v1185);
     c[v1182] = v1186;
   }
-  const uint v1188 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1188 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1190 = v441 + v1188;
-  const uint v1191 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1191 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1193 = v444 + v1191;
-  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1195 = v1193 < v1;
   const bool v1196 = v1194 && v1195;
   if (v1196) {
@@ -1076,11 +1076,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1203 = fma(v1197, v3, v1202);
     c[v1199] = v1203;
   }
-  const uint v1205 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1205 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1207 = v441 + v1205;
-  const uint v1208 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1208 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1210 = v444 + v1208;
-  const bool v1211 = v1207 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1211 = v1207 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1212 = v1210 < v1;
   const bool v1213 = v1211 && v1212;
   if (v1213) {
@@ -1092,11 +1092,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1220 = fma(v1214, v3, v1219);
     c[v1216] = v1220;
   }
-  const uint v1222 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1222 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1224 = v441 + v1222;
-  const uint v1225 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1225 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1227 = v444 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1229 = v1227 < v1;
   const bool v1230 = v1228 && v1229;
   if (v1230) {
@@ -1108,11 +1108,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1237 = fma(v1231, v3, v1236);
     c[v1233] = v1237;
   }
-  const uint v1239 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1239 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1241 = v441 + v1239;
-  const uint v1242 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1242 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1244 = v444 + v1242;
-  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1246 = v1244 < v1;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
@@ -1124,11 +1124,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1254 = fma(v1248, v3, v1253);
     c[v1250] = v1254;
   }
-  const uint v1256 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1256 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1258 = v441 + v1256;
-  const uint v1259 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1259 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1261 = v444 + v1259;
-  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1263 = v1261 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
@@ -1140,11 +1140,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1271 = fma(v1265, v3, v1270);
     c[v1267] = v1271;
   }
-  const uint v1273 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1273 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1275 = v441 + v1273;
-  const uint v1276 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1276 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1278 = v444 + v1276;
-  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1280 = v1278 < v1;
   const bool v1281 = v1279 && v1280;
   if (v1281) {
@@ -1156,11 +1156,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1288 = fma(v1282, v3, v1287);
     c[v1284] = v1288;
   }
-  const uint v1290 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1290 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1292 = v441 + v1290;
-  const uint v1293 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1293 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1295 = v444 + v1293;
-  const bool v1296 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1296 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1297 = v1295 < v1;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1305 = fma(v1299, v3, v1304);
     c[v1301] = v1305;
   }
-  const uint v1307 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1307 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1309 = v441 + v1307;
-  const uint v1310 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1310 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1312 = v444 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1188,11 +1188,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1322 = fma(v1316, v3, v1321);
     c[v1318] = v1322;
   }
-  const uint v1324 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1324 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1326 = v441 + v1324;
-  const uint v1327 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1327 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1329 = v444 + v1327;
-  const bool v1330 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1330 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1331 = v1329 < v1;
   const bool v1332 = v1330 && v1331;
   if (v1332) {
@@ -1204,11 +1204,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1339 = fma(v1333, v3, v1338);
     c[v1335] = v1339;
   }
-  const uint v1341 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1341 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1343 = v441 + v1341;
-  const uint v1344 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1344 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1346 = v444 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1348 = v1346 < v1;
   const bool v1349 = v1347 && v1348;
   if (v1349) {
@@ -1220,11 +1220,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1356 = fma(v1350, v3, v1355);
     c[v1352] = v1356;
   }
-  const uint v1358 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1358 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1360 = v441 + v1358;
-  const uint v1361 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1361 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1363 = v444 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1236,11 +1236,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1373 = fma(v1367, v3, v1372);
     c[v1369] = v1373;
   }
-  const uint v1375 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1375 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1377 = v441 + v1375;
-  const uint v1378 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1378 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1380 = v444 + v1378;
-  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1382 = v1380 < v1;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1252,11 +1252,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1390 = fma(v1384, v3, v1389);
     c[v1386] = v1390;
   }
-  const uint v1392 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1392 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1394 = v441 + v1392;
-  const uint v1395 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1395 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1397 = v444 + v1395;
-  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1399 = v1397 < v1;
   const bool v1400 = v1398 && v1399;
   if (v1400) {
@@ -1268,11 +1268,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1407 = fma(v1401, v3, v1406);
     c[v1403] = v1407;
   }
-  const uint v1409 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1409 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1411 = v441 + v1409;
-  const uint v1412 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1412 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1414 = v444 + v1412;
-  const bool v1415 = v1411 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1415 = v1411 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1416 = v1414 < v1;
   const bool v1417 = v1415 && v1416;
   if (v1417) {
@@ -1284,11 +1284,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1424 = fma(v1418, v3, v1423);
     c[v1420] = v1424;
   }
-  const uint v1426 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1426 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1428 = v441 + v1426;
-  const uint v1429 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1429 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1431 = v444 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1300,11 +1300,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1441 = fma(v1435, v3, v1440);
     c[v1437] = v1441;
   }
-  const uint v1443 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1443 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1445 = v441 + v1443;
-  const uint v1446 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1446 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1448 = v444 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -1316,11 +1316,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1458 = fma(v1452, v3, v1457);
     c[v1454] = v1458;
   }
-  const uint v1460 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1460 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1462 = v441 + v1460;
-  const uint v1463 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1463 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1465 = v444 + v1463;
-  const bool v1466 = v1462 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1466 = v1462 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1467 = v1465 < v1;
   const bool v1468 = v1466 && v1467;
   if (v1468) {
@@ -1332,11 +1332,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1475 = fma(v1469, v3, v1474);
     c[v1471] = v1475;
   }
-  const uint v1477 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1477 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1479 = v441 + v1477;
-  const uint v1480 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1480 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1482 = v444 + v1480;
-  const bool v1483 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1483 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1484 = v1482 < v1;
   const bool v1485 = v1483 && v1484;
   if (v1485) {
@@ -1348,11 +1348,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1492 = fma(v1486, v3, v1491);
     c[v1488] = v1492;
   }
-  const uint v1494 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1494 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1496 = v441 + v1494;
-  const uint v1497 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1497 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1499 = v444 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1364,11 +1364,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1509 = fma(v1503, v3, v1508);
     c[v1505] = v1509;
   }
-  const uint v1511 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1511 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1513 = v441 + v1511;
-  const uint v1514 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1514 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1516 = v444 + v1514;
-  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1518 = v1516 < v1;
   const bool v1519 = v1517 && v1518;
   if (v1519) {

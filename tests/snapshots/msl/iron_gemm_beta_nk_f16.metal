@@ -86,25 +86,25 @@ kernel void iron_gemm_beta_nk_f16(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v9 = v8 << 7u;
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v12 = v11 << 6u;
-  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v17 = v16 << 6u;
-  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v21 = v20 << 5u;
-  iron_frag<float, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v23, float(0.0f));
-  iron_frag<half, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<half, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v25, half(half(0.0f)));
-  iron_frag<half, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<half, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v27, half(half(0.0f)));
-  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v31 = v30 == 0u;
-  const bool v36 = v31 && v31;
-  if (v36) {
+  const bool v46 = v31 && v31;
+  if (v46) {
     const uint v52 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v55 = v52 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v58 = v52 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -187,18 +187,18 @@ kernel void iron_gemm_beta_nk_f16(
     for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v98 + e] = v186 ? b[v192 + e] : half(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v366 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v372 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v366 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v372 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v199 = 0u; v199 < v2; v199 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v202 = v199 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v199 = 0u; v199 < v2; v199 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v202 = v199 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v203 = v202 & 1u;
-      const uint v205 = v199 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v205 = v199 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v206 = v205 < v2;
       if (v206) {
         const uint v208 = 1u - v203;
-        const uint v212 = v208 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v212 = v208 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v224 = v205 + v59;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v225 = v224 < v2;
         const bool v226 = v61 && v225;
@@ -243,7 +243,7 @@ kernel void iron_gemm_beta_nk_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v308 + e] = v298 ? a[v304 + e] : half(0);
         }
-        const uint v310 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v310 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v324 = v159 && v225;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v328 = v164 + v205;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v329 = v328 + v59;
@@ -263,32 +263,32 @@ kernel void iron_gemm_beta_nk_f16(
           shm1[v358 + e] = v348 ? b[v354 + e] : half(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v360 = v203 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v360 = v203 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v362 = v203 * 5120u;
-      const uint v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v25, shm0, long(v367), long(40u));
-      const uint v373 = v360 + v372;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v373 = v360 + v372;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v27, shm1, long(v373), long(40u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v380 = v367 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v380 = v367 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v25, shm0, long(v380), long(40u));
-      const uint v386 = v373 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v386 = v373 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v27, shm1, long(v386), long(40u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v390 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v391 = iron_tid.x;
-    const uint v447 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v453 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const uint v461 = v447 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v467 = v453 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v447 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v453 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const uint v461 = v447 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v467 = v453 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v389 = 0u; v389 < v2; v389 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v389 = 0u; v389 < v2; v389 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v393 = v391; v393 < 4096u; v393 += v390) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v395 = v393 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v397 = v393 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -334,23 +334,23 @@ kernel void iron_gemm_beta_nk_f16(
           shm1[v440] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v25, shm0, long(v447), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v27, shm1, long(v453), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v25, shm0, long(v461), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v27, shm1, long(v467), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v25, shm0, long(v447), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v27, shm1, long(v453), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v25, shm0, long(v461), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v27, shm1, long(v467), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v468 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v468 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v469 = v9 + v17;
   const uint v470 = v469 + v468;
-  const uint v471 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v471 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v472 = v12 + v21;
   const uint v473 = v472 + v471;
-  const bool v474 = v470 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v474 = v470 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v475 = v473 < v1;
   const bool v476 = v474 && v475;
   if (v476) {
@@ -364,11 +364,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v484 = half(v483);
     c[v479] = v484;
   }
-  const uint v485 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v485 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v487 = v469 + v485;
-  const uint v488 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v488 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v490 = v472 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v492 = v490 < v1;
   const bool v493 = v491 && v492;
   if (v493) {
@@ -382,11 +382,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v501 = half(v500);
     c[v496] = v501;
   }
-  const uint v502 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v502 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v504 = v469 + v502;
-  const uint v505 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v505 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v507 = v472 + v505;
-  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v509 = v507 < v1;
   const bool v510 = v508 && v509;
   if (v510) {
@@ -400,11 +400,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v518 = half(v517);
     c[v513] = v518;
   }
-  const uint v519 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v519 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v521 = v469 + v519;
-  const uint v522 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v522 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v524 = v472 + v522;
-  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v526 = v524 < v1;
   const bool v527 = v525 && v526;
   if (v527) {
@@ -418,11 +418,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v535 = half(v534);
     c[v530] = v535;
   }
-  const uint v536 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v536 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v538 = v469 + v536;
-  const uint v539 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v539 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v541 = v472 + v539;
-  const bool v542 = v538 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v542 = v538 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v543 = v541 < v1;
   const bool v544 = v542 && v543;
   if (v544) {
@@ -436,11 +436,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v552 = half(v551);
     c[v547] = v552;
   }
-  const uint v553 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v553 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v555 = v469 + v553;
-  const uint v556 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v556 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v558 = v472 + v556;
-  const bool v559 = v555 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v559 = v555 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v560 = v558 < v1;
   const bool v561 = v559 && v560;
   if (v561) {
@@ -454,11 +454,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v569 = half(v568);
     c[v564] = v569;
   }
-  const uint v570 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v570 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v572 = v469 + v570;
-  const uint v573 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v573 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v575 = v472 + v573;
-  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v577 = v575 < v1;
   const bool v578 = v576 && v577;
   if (v578) {
@@ -472,11 +472,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v586 = half(v585);
     c[v581] = v586;
   }
-  const uint v587 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v587 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v589 = v469 + v587;
-  const uint v590 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v590 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v592 = v472 + v590;
-  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v594 = v592 < v1;
   const bool v595 = v593 && v594;
   if (v595) {
@@ -490,11 +490,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v603 = half(v602);
     c[v598] = v603;
   }
-  const uint v604 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v604 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v606 = v469 + v604;
-  const uint v607 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v607 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v609 = v472 + v607;
-  const bool v610 = v606 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v610 = v606 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v611 = v609 < v1;
   const bool v612 = v610 && v611;
   if (v612) {
@@ -508,11 +508,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v620 = half(v619);
     c[v615] = v620;
   }
-  const uint v621 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v621 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v623 = v469 + v621;
-  const uint v624 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v624 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v626 = v472 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v628 = v626 < v1;
   const bool v629 = v627 && v628;
   if (v629) {
@@ -526,11 +526,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v637 = half(v636);
     c[v632] = v637;
   }
-  const uint v638 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v638 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v640 = v469 + v638;
-  const uint v641 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v641 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v643 = v472 + v641;
-  const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v645 = v643 < v1;
   const bool v646 = v644 && v645;
   if (v646) {
@@ -544,11 +544,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v654 = half(v653);
     c[v649] = v654;
   }
-  const uint v655 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v655 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v657 = v469 + v655;
-  const uint v658 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v658 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v660 = v472 + v658;
-  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v662 = v660 < v1;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -562,11 +562,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v671 = half(v670);
     c[v666] = v671;
   }
-  const uint v672 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v672 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v674 = v469 + v672;
-  const uint v675 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v675 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v677 = v472 + v675;
-  const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v679 = v677 < v1;
   const bool v680 = v678 && v679;
   if (v680) {
@@ -580,11 +580,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v688 = half(v687);
     c[v683] = v688;
   }
-  const uint v689 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v689 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v691 = v469 + v689;
-  const uint v692 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v692 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v694 = v472 + v692;
-  const bool v695 = v691 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v695 = v691 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v696 = v694 < v1;
   const bool v697 = v695 && v696;
   if (v697) {
@@ -598,11 +598,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v705 = half(v704);
     c[v700] = v705;
   }
-  const uint v706 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v706 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v708 = v469 + v706;
-  const uint v709 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v709 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v711 = v472 + v709;
-  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -616,11 +616,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v722 = half(v721);
     c[v717] = v722;
   }
-  const uint v723 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v723 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v725 = v469 + v723;
-  const uint v726 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v726 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v728 = v472 + v726;
-  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
@@ -634,11 +634,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v739 = half(v738);
     c[v734] = v739;
   }
-  const uint v740 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v740 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v742 = v469 + v740;
-  const uint v743 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v743 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v745 = v472 + v743;
-  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -652,11 +652,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v756 = half(v755);
     c[v751] = v756;
   }
-  const uint v757 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v757 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v759 = v469 + v757;
-  const uint v760 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v760 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v762 = v472 + v760;
-  const bool v763 = v759 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v763 = v759 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v764 = v762 < v1;
   const bool v765 = v763 && v764;
   if (v765) {
@@ -670,11 +670,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v773 = half(v772);
     c[v768] = v773;
   }
-  const uint v774 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v774 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v776 = v469 + v774;
-  const uint v777 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v777 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v779 = v472 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v781 = v779 < v1;
   const bool v782 = v780 && v781;
   if (v782) {
@@ -688,11 +688,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v790 = half(v789);
     c[v785] = v790;
   }
-  const uint v791 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v791 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v793 = v469 + v791;
-  const uint v794 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v794 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v796 = v472 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -706,11 +706,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v807 = half(v806);
     c[v802] = v807;
   }
-  const uint v808 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v808 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v810 = v469 + v808;
-  const uint v811 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v811 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v813 = v472 + v811;
-  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -724,11 +724,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v824 = half(v823);
     c[v819] = v824;
   }
-  const uint v825 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v825 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v827 = v469 + v825;
-  const uint v828 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v828 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v830 = v472 + v828;
-  const bool v831 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v831 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v832 = v830 < v1;
   const bool v833 = v831 && v832;
   if (v833) {
@@ -742,11 +742,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v841 = half(v840);
     c[v836] = v841;
   }
-  const uint v842 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v842 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v844 = v469 + v842;
-  const uint v845 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v845 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v847 = v472 + v845;
-  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v849 = v847 < v1;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -760,11 +760,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v858 = half(v857);
     c[v853] = v858;
   }
-  const uint v859 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v859 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v861 = v469 + v859;
-  const uint v862 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v862 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v864 = v472 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -778,11 +778,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v875 = half(v874);
     c[v870] = v875;
   }
-  const uint v876 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v876 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v878 = v469 + v876;
-  const uint v879 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v879 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v881 = v472 + v879;
-  const bool v882 = v878 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v882 = v878 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v883 = v881 < v1;
   const bool v884 = v882 && v883;
   if (v884) {
@@ -796,11 +796,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v892 = half(v891);
     c[v887] = v892;
   }
-  const uint v893 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v893 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v895 = v469 + v893;
-  const uint v896 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v896 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v898 = v472 + v896;
-  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v900 = v898 < v1;
   const bool v901 = v899 && v900;
   if (v901) {
@@ -814,11 +814,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v909 = half(v908);
     c[v904] = v909;
   }
-  const uint v910 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v910 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v912 = v469 + v910;
-  const uint v913 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v913 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v915 = v472 + v913;
-  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v917 = v915 < v1;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v926 = half(v925);
     c[v921] = v926;
   }
-  const uint v927 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v927 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v929 = v469 + v927;
-  const uint v930 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v930 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v932 = v472 + v930;
-  const bool v933 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v933 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v934 = v932 < v1;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -850,11 +850,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v943 = half(v942);
     c[v938] = v943;
   }
-  const uint v944 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v944 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v946 = v469 + v944;
-  const uint v947 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v947 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v949 = v472 + v947;
-  const bool v950 = v946 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v950 = v946 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v951 = v949 < v1;
   const bool v952 = v950 && v951;
   if (v952) {
@@ -868,11 +868,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v960 = half(v959);
     c[v955] = v960;
   }
-  const uint v961 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v961 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v963 = v469 + v961;
-  const uint v964 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v964 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v966 = v472 + v964;
-  const bool v967 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v967 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v968 = v966 < v1;
   const bool v969 = v967 && v968;
   if (v969) {
@@ -886,11 +886,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v977 = half(v976);
     c[v972] = v977;
   }
-  const uint v978 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v978 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v980 = v469 + v978;
-  const uint v981 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v981 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v983 = v472 + v981;
-  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v985 = v983 < v1;
   const bool v986 = v984 && v985;
   if (v986) {
@@ -904,11 +904,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v994 = half(v993);
     c[v989] = v994;
   }
-  const uint v995 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v995 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v997 = v469 + v995;
-  const uint v998 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v998 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1000 = v472 + v998;
-  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1002 = v1000 < v1;
   const bool v1003 = v1001 && v1002;
   if (v1003) {
@@ -922,11 +922,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1011 = half(v1010);
     c[v1006] = v1011;
   }
-  const uint v1012 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1012 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1014 = v469 + v1012;
-  const uint v1015 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1015 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1017 = v472 + v1015;
-  const bool v1018 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1018 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1019 = v1017 < v1;
   const bool v1020 = v1018 && v1019;
   if (v1020) {
@@ -940,11 +940,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1028 = half(v1027);
     c[v1023] = v1028;
   }
-  const uint v1029 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1029 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1031 = v469 + v1029;
-  const uint v1032 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1032 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1034 = v472 + v1032;
-  const bool v1035 = v1031 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1035 = v1031 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1036 = v1034 < v1;
   const bool v1037 = v1035 && v1036;
   if (v1037) {
@@ -958,11 +958,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1045 = half(v1044);
     c[v1040] = v1045;
   }
-  const uint v1046 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1046 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1048 = v469 + v1046;
-  const uint v1049 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1049 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1051 = v472 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -976,11 +976,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1062 = half(v1061);
     c[v1057] = v1062;
   }
-  const uint v1063 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1063 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1065 = v469 + v1063;
-  const uint v1066 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1066 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1068 = v472 + v1066;
-  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1070 = v1068 < v1;
   const bool v1071 = v1069 && v1070;
   if (v1071) {
@@ -994,11 +994,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1079 = half(v1078);
     c[v1074] = v1079;
   }
-  const uint v1080 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1080 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1082 = v469 + v1080;
-  const uint v1083 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1083 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1085 = v472 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1012,11 +1012,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1096 = half(v1095);
     c[v1091] = v1096;
   }
-  const uint v1097 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1097 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1099 = v469 + v1097;
-  const uint v1100 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1100 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1102 = v472 + v1100;
-  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1104 = v1102 < v1;
   const bool v1105 = v1103 && v1104;
   if (v1105) {
@@ -1030,11 +1030,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1113 = half(v1112);
     c[v1108] = v1113;
   }
-  const uint v1114 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1114 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1116 = v469 + v1114;
-  const uint v1117 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1117 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1119 = v472 + v1117;
-  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1121 = v1119 < v1;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1048,11 +1048,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1130 = half(v1129);
     c[v1125] = v1130;
   }
-  const uint v1131 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1131 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1133 = v469 + v1131;
-  const uint v1134 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1134 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1136 = v472 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1066,11 +1066,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1147 = half(v1146);
     c[v1142] = v1147;
   }
-  const uint v1148 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1148 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1150 = v469 + v1148;
-  const uint v1151 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1151 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1153 = v472 + v1151;
-  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1155 = v1153 < v1;
   const bool v1156 = v1154 && v1155;
   if (v1156) {
@@ -1084,11 +1084,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1164 = half(v1163);
     c[v1159] = v1164;
   }
-  const uint v1165 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1165 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1167 = v469 + v1165;
-  const uint v1168 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1168 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1170 = v472 + v1168;
-  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1172 = v1170 < v1;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1102,11 +1102,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1181 = half(v1180);
     c[v1176] = v1181;
   }
-  const uint v1182 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1182 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1184 = v469 + v1182;
-  const uint v1185 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1185 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1187 = v472 + v1185;
-  const bool v1188 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1188 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1189 = v1187 < v1;
   const bool v1190 = v1188 && v1189;
   if (v1190) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1198 = half(v1197);
     c[v1193] = v1198;
   }
-  const uint v1199 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1199 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1201 = v469 + v1199;
-  const uint v1202 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1202 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1204 = v472 + v1202;
-  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1215 = half(v1214);
     c[v1210] = v1215;
   }
-  const uint v1216 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1216 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1218 = v469 + v1216;
-  const uint v1219 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1219 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1221 = v472 + v1219;
-  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1223 = v1221 < v1;
   const bool v1224 = v1222 && v1223;
   if (v1224) {
@@ -1156,11 +1156,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1232 = half(v1231);
     c[v1227] = v1232;
   }
-  const uint v1233 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1233 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1235 = v469 + v1233;
-  const uint v1236 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1236 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1238 = v472 + v1236;
-  const bool v1239 = v1235 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1239 = v1235 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1240 = v1238 < v1;
   const bool v1241 = v1239 && v1240;
   if (v1241) {
@@ -1174,11 +1174,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1249 = half(v1248);
     c[v1244] = v1249;
   }
-  const uint v1250 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1250 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1252 = v469 + v1250;
-  const uint v1253 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1253 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1255 = v472 + v1253;
-  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1257 = v1255 < v1;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1192,11 +1192,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1266 = half(v1265);
     c[v1261] = v1266;
   }
-  const uint v1267 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1267 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1269 = v469 + v1267;
-  const uint v1270 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1270 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1272 = v472 + v1270;
-  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1274 = v1272 < v1;
   const bool v1275 = v1273 && v1274;
   if (v1275) {
@@ -1210,11 +1210,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1283 = half(v1282);
     c[v1278] = v1283;
   }
-  const uint v1284 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1284 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1286 = v469 + v1284;
-  const uint v1287 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1287 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1289 = v472 + v1287;
-  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1291 = v1289 < v1;
   const bool v1292 = v1290 && v1291;
   if (v1292) {
@@ -1228,11 +1228,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1300 = half(v1299);
     c[v1295] = v1300;
   }
-  const uint v1301 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1301 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1303 = v469 + v1301;
-  const uint v1304 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1304 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1306 = v472 + v1304;
-  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1308 = v1306 < v1;
   const bool v1309 = v1307 && v1308;
   if (v1309) {
@@ -1246,11 +1246,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1317 = half(v1316);
     c[v1312] = v1317;
   }
-  const uint v1318 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1318 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1320 = v469 + v1318;
-  const uint v1321 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1321 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1323 = v472 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1325 = v1323 < v1;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1264,11 +1264,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1334 = half(v1333);
     c[v1329] = v1334;
   }
-  const uint v1335 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1335 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1337 = v469 + v1335;
-  const uint v1338 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1338 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1340 = v472 + v1338;
-  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1282,11 +1282,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1351 = half(v1350);
     c[v1346] = v1351;
   }
-  const uint v1352 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1352 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1354 = v469 + v1352;
-  const uint v1355 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1355 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1357 = v472 + v1355;
-  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1359 = v1357 < v1;
   const bool v1360 = v1358 && v1359;
   if (v1360) {
@@ -1300,11 +1300,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1368 = half(v1367);
     c[v1363] = v1368;
   }
-  const uint v1369 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1369 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1371 = v469 + v1369;
-  const uint v1372 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1372 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1374 = v472 + v1372;
-  const bool v1375 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1375 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1376 = v1374 < v1;
   const bool v1377 = v1375 && v1376;
   if (v1377) {
@@ -1318,11 +1318,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1385 = half(v1384);
     c[v1380] = v1385;
   }
-  const uint v1386 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1386 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1388 = v469 + v1386;
-  const uint v1389 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1389 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1391 = v472 + v1389;
-  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1393 = v1391 < v1;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1336,11 +1336,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1402 = half(v1401);
     c[v1397] = v1402;
   }
-  const uint v1403 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1403 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1405 = v469 + v1403;
-  const uint v1406 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1406 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1408 = v472 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1354,11 +1354,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1419 = half(v1418);
     c[v1414] = v1419;
   }
-  const uint v1420 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1420 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1422 = v469 + v1420;
-  const uint v1423 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1423 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1425 = v472 + v1423;
-  const bool v1426 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1426 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1427 = v1425 < v1;
   const bool v1428 = v1426 && v1427;
   if (v1428) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1436 = half(v1435);
     c[v1431] = v1436;
   }
-  const uint v1437 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1437 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1439 = v469 + v1437;
-  const uint v1440 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1440 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1442 = v472 + v1440;
-  const bool v1443 = v1439 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1443 = v1439 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1444 = v1442 < v1;
   const bool v1445 = v1443 && v1444;
   if (v1445) {
@@ -1390,11 +1390,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1453 = half(v1452);
     c[v1448] = v1453;
   }
-  const uint v1454 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1454 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1456 = v469 + v1454;
-  const uint v1457 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1457 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1459 = v472 + v1457;
-  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1408,11 +1408,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1470 = half(v1469);
     c[v1465] = v1470;
   }
-  const uint v1471 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1471 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1473 = v469 + v1471;
-  const uint v1474 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1474 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1476 = v472 + v1474;
-  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1478 = v1476 < v1;
   const bool v1479 = v1477 && v1478;
   if (v1479) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1487 = half(v1486);
     c[v1482] = v1487;
   }
-  const uint v1488 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1488 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1490 = v469 + v1488;
-  const uint v1491 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1491 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1493 = v472 + v1491;
-  const bool v1494 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1494 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1495 = v1493 < v1;
   const bool v1496 = v1494 && v1495;
   if (v1496) {
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1504 = half(v1503);
     c[v1499] = v1504;
   }
-  const uint v1505 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1505 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1507 = v469 + v1505;
-  const uint v1508 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1508 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1510 = v472 + v1508;
-  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1512 = v1510 < v1;
   const bool v1513 = v1511 && v1512;
   if (v1513) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1521 = half(v1520);
     c[v1516] = v1521;
   }
-  const uint v1522 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1522 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1524 = v469 + v1522;
-  const uint v1525 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1525 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1527 = v472 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1480,11 +1480,11 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1538 = half(v1537);
     c[v1533] = v1538;
   }
-  const uint v1539 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1539 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1541 = v469 + v1539;
-  const uint v1542 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1542 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1544 = v472 + v1542;
-  const bool v1545 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1545 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {

@@ -86,25 +86,25 @@ kernel void iron_gemm_beta_nk_f32(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v9 = v8 << 7u;
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v12 = v11 << 6u;
-  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v17 = v16 << 6u;
-  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v21 = v20 << 5u;
-  iron_frag<float, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v23;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v23, float(0.0f));
-  iron_frag<float, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v25, float(0.0f));
-  iron_frag<float, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v27;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v27, float(0.0f));
-  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v31 = v30 == 0u;
-  const bool v36 = v31 && v31;
-  if (v36) {
+  const bool v46 = v31 && v31;
+  if (v46) {
     const uint v52 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v55 = v52 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v58 = v52 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -187,18 +187,18 @@ kernel void iron_gemm_beta_nk_f32(
     for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v98 + e] = v186 ? b[v192 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v366 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v372 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v366 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v372 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v199 = 0u; v199 < v2; v199 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v202 = v199 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v199 = 0u; v199 < v2; v199 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v202 = v199 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v203 = v202 & 1u;
-      const uint v205 = v199 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v205 = v199 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v206 = v205 < v2;
       if (v206) {
         const uint v208 = 1u - v203;
-        const uint v212 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v212 = v208 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v224 = v205 + v59;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v225 = v224 < v2;
         const bool v226 = v61 && v225;
@@ -243,7 +243,7 @@ kernel void iron_gemm_beta_nk_f32(
         for (uint e = 0; e < 4u; ++e) {
           shm0[v308 + e] = v298 ? a[v304 + e] : float(0);
         }
-        const uint v310 = v208 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v310 = v208 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v324 = v159 && v225;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v328 = v164 + v205;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v329 = v328 + v59;
@@ -263,25 +263,25 @@ kernel void iron_gemm_beta_nk_f32(
           shm1[v358 + e] = v348 ? b[v354 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v360 = v203 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v360 = v203 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v362 = v203 * 2560u;
-      const uint v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v367 = v362 + v366;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v25, shm0, long(v367), long(20u));
-      const uint v373 = v360 + v372;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v373 = v360 + v372;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v27, shm1, long(v373), long(20u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v378 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v379 = iron_tid.x;
-    const uint v435 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v441 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v435 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v441 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v377 = 0u; v377 < v2; v377 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v377 = 0u; v377 < v2; v377 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v381 = v379; v381 < 2048u; v381 += v378) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v383 = v381 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v385 = v381 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -327,20 +327,20 @@ kernel void iron_gemm_beta_nk_f32(
           shm1[v428] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v25, shm0, long(v435), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v27, shm1, long(v441), long(20u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v25, shm0, long(v435), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v27, shm1, long(v441), long(20u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v444 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v444 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v445 = v9 + v17;
   const uint v446 = v445 + v444;
-  const uint v447 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v447 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v448 = v12 + v21;
   const uint v449 = v448 + v447;
-  const bool v450 = v446 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v450 = v446 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v451 = v449 < v1;
   const bool v452 = v450 && v451;
   if (v452) {
@@ -352,11 +352,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v459 = fma(v453, v3, v458);
     c[v455] = v459;
   }
-  const uint v461 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v461 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v463 = v445 + v461;
-  const uint v464 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v464 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v466 = v448 + v464;
-  const bool v467 = v463 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v467 = v463 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v468 = v466 < v1;
   const bool v469 = v467 && v468;
   if (v469) {
@@ -368,11 +368,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v476 = fma(v470, v3, v475);
     c[v472] = v476;
   }
-  const uint v478 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v478 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v480 = v445 + v478;
-  const uint v481 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v481 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v483 = v448 + v481;
-  const bool v484 = v480 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v484 = v480 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v485 = v483 < v1;
   const bool v486 = v484 && v485;
   if (v486) {
@@ -384,11 +384,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v493 = fma(v487, v3, v492);
     c[v489] = v493;
   }
-  const uint v495 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v495 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v497 = v445 + v495;
-  const uint v498 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v498 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v500 = v448 + v498;
-  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v502 = v500 < v1;
   const bool v503 = v501 && v502;
   if (v503) {
@@ -400,11 +400,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v510 = fma(v504, v3, v509);
     c[v506] = v510;
   }
-  const uint v512 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v512 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v514 = v445 + v512;
-  const uint v515 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v515 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v517 = v448 + v515;
-  const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v519 = v517 < v1;
   const bool v520 = v518 && v519;
   if (v520) {
@@ -416,11 +416,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v527 = fma(v521, v3, v526);
     c[v523] = v527;
   }
-  const uint v529 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v529 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v531 = v445 + v529;
-  const uint v532 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v532 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v534 = v448 + v532;
-  const bool v535 = v531 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v535 = v531 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v536 = v534 < v1;
   const bool v537 = v535 && v536;
   if (v537) {
@@ -432,11 +432,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v544 = fma(v538, v3, v543);
     c[v540] = v544;
   }
-  const uint v546 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v546 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v548 = v445 + v546;
-  const uint v549 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v549 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v551 = v448 + v549;
-  const bool v552 = v548 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v552 = v548 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v553 = v551 < v1;
   const bool v554 = v552 && v553;
   if (v554) {
@@ -448,11 +448,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v561 = fma(v555, v3, v560);
     c[v557] = v561;
   }
-  const uint v563 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v563 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v565 = v445 + v563;
-  const uint v566 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v566 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v568 = v448 + v566;
-  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v570 = v568 < v1;
   const bool v571 = v569 && v570;
   if (v571) {
@@ -464,11 +464,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v578 = fma(v572, v3, v577);
     c[v574] = v578;
   }
-  const uint v580 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v580 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v582 = v445 + v580;
-  const uint v583 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v583 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v585 = v448 + v583;
-  const bool v586 = v582 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v586 = v582 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v587 = v585 < v1;
   const bool v588 = v586 && v587;
   if (v588) {
@@ -480,11 +480,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v595 = fma(v589, v3, v594);
     c[v591] = v595;
   }
-  const uint v597 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v597 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v599 = v445 + v597;
-  const uint v600 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v600 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v602 = v448 + v600;
-  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v604 = v602 < v1;
   const bool v605 = v603 && v604;
   if (v605) {
@@ -496,11 +496,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v612 = fma(v606, v3, v611);
     c[v608] = v612;
   }
-  const uint v614 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v614 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v616 = v445 + v614;
-  const uint v617 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v617 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v619 = v448 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -512,11 +512,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v629 = fma(v623, v3, v628);
     c[v625] = v629;
   }
-  const uint v631 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v631 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v633 = v445 + v631;
-  const uint v634 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v634 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v636 = v448 + v634;
-  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v638 = v636 < v1;
   const bool v639 = v637 && v638;
   if (v639) {
@@ -528,11 +528,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v646 = fma(v640, v3, v645);
     c[v642] = v646;
   }
-  const uint v648 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v648 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v650 = v445 + v648;
-  const uint v651 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v651 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v653 = v448 + v651;
-  const bool v654 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v654 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v655 = v653 < v1;
   const bool v656 = v654 && v655;
   if (v656) {
@@ -544,11 +544,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v663 = fma(v657, v3, v662);
     c[v659] = v663;
   }
-  const uint v665 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v665 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v667 = v445 + v665;
-  const uint v668 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v668 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v670 = v448 + v668;
-  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v672 = v670 < v1;
   const bool v673 = v671 && v672;
   if (v673) {
@@ -560,11 +560,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v680 = fma(v674, v3, v679);
     c[v676] = v680;
   }
-  const uint v682 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v682 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v684 = v445 + v682;
-  const uint v685 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v685 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v687 = v448 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -576,11 +576,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v697 = fma(v691, v3, v696);
     c[v693] = v697;
   }
-  const uint v699 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v699 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v701 = v445 + v699;
-  const uint v702 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v702 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v704 = v448 + v702;
-  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -592,11 +592,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v714 = fma(v708, v3, v713);
     c[v710] = v714;
   }
-  const uint v716 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v716 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v718 = v445 + v716;
-  const uint v719 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v719 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v721 = v448 + v719;
-  const bool v722 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v722 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v723 = v721 < v1;
   const bool v724 = v722 && v723;
   if (v724) {
@@ -608,11 +608,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v731 = fma(v725, v3, v730);
     c[v727] = v731;
   }
-  const uint v733 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v733 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v735 = v445 + v733;
-  const uint v736 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v736 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v738 = v448 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v740 = v738 < v1;
   const bool v741 = v739 && v740;
   if (v741) {
@@ -624,11 +624,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v748 = fma(v742, v3, v747);
     c[v744] = v748;
   }
-  const uint v750 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v750 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v752 = v445 + v750;
-  const uint v753 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v753 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v755 = v448 + v753;
-  const bool v756 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v756 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v757 = v755 < v1;
   const bool v758 = v756 && v757;
   if (v758) {
@@ -640,11 +640,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v765 = fma(v759, v3, v764);
     c[v761] = v765;
   }
-  const uint v767 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v767 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v769 = v445 + v767;
-  const uint v770 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v770 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v772 = v448 + v770;
-  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -656,11 +656,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v782 = fma(v776, v3, v781);
     c[v778] = v782;
   }
-  const uint v784 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v784 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v786 = v445 + v784;
-  const uint v787 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v787 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v789 = v448 + v787;
-  const bool v790 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v790 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v791 = v789 < v1;
   const bool v792 = v790 && v791;
   if (v792) {
@@ -672,11 +672,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v799 = fma(v793, v3, v798);
     c[v795] = v799;
   }
-  const uint v801 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v801 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v803 = v445 + v801;
-  const uint v804 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v804 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v806 = v448 + v804;
-  const bool v807 = v803 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v807 = v803 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v808 = v806 < v1;
   const bool v809 = v807 && v808;
   if (v809) {
@@ -688,11 +688,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v816 = fma(v810, v3, v815);
     c[v812] = v816;
   }
-  const uint v818 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v818 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v820 = v445 + v818;
-  const uint v821 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v821 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v823 = v448 + v821;
-  const bool v824 = v820 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v824 = v820 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v825 = v823 < v1;
   const bool v826 = v824 && v825;
   if (v826) {
@@ -704,11 +704,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v833 = fma(v827, v3, v832);
     c[v829] = v833;
   }
-  const uint v835 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v835 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v837 = v445 + v835;
-  const uint v838 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v838 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v840 = v448 + v838;
-  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v842 = v840 < v1;
   const bool v843 = v841 && v842;
   if (v843) {
@@ -720,11 +720,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v850 = fma(v844, v3, v849);
     c[v846] = v850;
   }
-  const uint v852 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v852 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v854 = v445 + v852;
-  const uint v855 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v855 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v857 = v448 + v855;
-  const bool v858 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v858 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v859 = v857 < v1;
   const bool v860 = v858 && v859;
   if (v860) {
@@ -736,11 +736,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v867 = fma(v861, v3, v866);
     c[v863] = v867;
   }
-  const uint v869 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v869 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v871 = v445 + v869;
-  const uint v872 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v872 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v874 = v448 + v872;
-  const bool v875 = v871 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v875 = v871 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v876 = v874 < v1;
   const bool v877 = v875 && v876;
   if (v877) {
@@ -752,11 +752,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v884 = fma(v878, v3, v883);
     c[v880] = v884;
   }
-  const uint v886 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v886 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v888 = v445 + v886;
-  const uint v889 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v889 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v891 = v448 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -768,11 +768,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v901 = fma(v895, v3, v900);
     c[v897] = v901;
   }
-  const uint v903 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v903 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v905 = v445 + v903;
-  const uint v906 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v906 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v908 = v448 + v906;
-  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v910 = v908 < v1;
   const bool v911 = v909 && v910;
   if (v911) {
@@ -784,11 +784,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v918 = fma(v912, v3, v917);
     c[v914] = v918;
   }
-  const uint v920 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v920 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v922 = v445 + v920;
-  const uint v923 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v923 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v925 = v448 + v923;
-  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -800,11 +800,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v935 = fma(v929, v3, v934);
     c[v931] = v935;
   }
-  const uint v937 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v937 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v939 = v445 + v937;
-  const uint v940 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v940 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v942 = v448 + v940;
-  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v944 = v942 < v1;
   const bool v945 = v943 && v944;
   if (v945) {
@@ -816,11 +816,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v952 = fma(v946, v3, v951);
     c[v948] = v952;
   }
-  const uint v954 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v954 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v956 = v445 + v954;
-  const uint v957 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v957 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v959 = v448 + v957;
-  const bool v960 = v956 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v960 = v956 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v961 = v959 < v1;
   const bool v962 = v960 && v961;
   if (v962) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v969 = fma(v963, v3, v968);
     c[v965] = v969;
   }
-  const uint v971 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v971 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v973 = v445 + v971;
-  const uint v974 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v974 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v976 = v448 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -848,11 +848,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v986 = fma(v980, v3, v985);
     c[v982] = v986;
   }
-  const uint v988 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v988 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v990 = v445 + v988;
-  const uint v991 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v991 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v993 = v448 + v991;
-  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v995 = v993 < v1;
   const bool v996 = v994 && v995;
   if (v996) {
@@ -864,11 +864,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1003 = fma(v997, v3, v1002);
     c[v999] = v1003;
   }
-  const uint v1005 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1005 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1007 = v445 + v1005;
-  const uint v1008 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1008 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1010 = v448 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -880,11 +880,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1020 = fma(v1014, v3, v1019);
     c[v1016] = v1020;
   }
-  const uint v1022 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1022 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1024 = v445 + v1022;
-  const uint v1025 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1025 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1027 = v448 + v1025;
-  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1029 = v1027 < v1;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -896,11 +896,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1037 = fma(v1031, v3, v1036);
     c[v1033] = v1037;
   }
-  const uint v1039 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1039 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1041 = v445 + v1039;
-  const uint v1042 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1042 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1044 = v448 + v1042;
-  const bool v1045 = v1041 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1045 = v1041 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1046 = v1044 < v1;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -912,11 +912,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1054 = fma(v1048, v3, v1053);
     c[v1050] = v1054;
   }
-  const uint v1056 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1056 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1058 = v445 + v1056;
-  const uint v1059 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1059 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1061 = v448 + v1059;
-  const bool v1062 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1062 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1063 = v1061 < v1;
   const bool v1064 = v1062 && v1063;
   if (v1064) {
@@ -928,11 +928,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1071 = fma(v1065, v3, v1070);
     c[v1067] = v1071;
   }
-  const uint v1073 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1073 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1075 = v445 + v1073;
-  const uint v1076 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1076 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1078 = v448 + v1076;
-  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1080 = v1078 < v1;
   const bool v1081 = v1079 && v1080;
   if (v1081) {
@@ -944,11 +944,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1088 = fma(v1082, v3, v1087);
     c[v1084] = v1088;
   }
-  const uint v1090 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1090 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1092 = v445 + v1090;
-  const uint v1093 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1093 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1095 = v448 + v1093;
-  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -960,11 +960,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1105 = fma(v1099, v3, v1104);
     c[v1101] = v1105;
   }
-  const uint v1107 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1107 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1109 = v445 + v1107;
-  const uint v1110 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1110 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1112 = v448 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -976,11 +976,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1122 = fma(v1116, v3, v1121);
     c[v1118] = v1122;
   }
-  const uint v1124 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1124 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1126 = v445 + v1124;
-  const uint v1127 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1127 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1129 = v448 + v1127;
-  const bool v1130 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1130 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1131 = v1129 < v1;
   const bool v1132 = v1130 && v1131;
   if (v1132) {
@@ -992,11 +992,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1139 = fma(v1133, v3, v1138);
     c[v1135] = v1139;
   }
-  const uint v1141 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1141 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1143 = v445 + v1141;
-  const uint v1144 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1144 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1146 = v448 + v1144;
-  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1148 = v1146 < v1;
   const bool v1149 = v1147 && v1148;
   if (v1149) {
@@ -1008,11 +1008,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1156 = fma(v1150, v3, v1155);
     c[v1152] = v1156;
   }
-  const uint v1158 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1158 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1160 = v445 + v1158;
-  const uint v1161 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1161 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1163 = v448 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1024,11 +1024,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1173 = fma(v1167, v3, v1172);
     c[v1169] = v1173;
   }
-  const uint v1175 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1175 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1177 = v445 + v1175;
-  const uint v1178 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1178 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1180 = v448 + v1178;
-  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1182 = v1180 < v1;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
@@ -1040,11 +1040,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1190 = fma(v1184, v3, v1189);
     c[v1186] = v1190;
   }
-  const uint v1192 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1192 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1194 = v445 + v1192;
-  const uint v1195 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1195 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1197 = v448 + v1195;
-  const bool v1198 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1198 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1199 = v1197 < v1;
   const bool v1200 = v1198 && v1199;
   if (v1200) {
@@ -1056,11 +1056,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1207 = fma(v1201, v3, v1206);
     c[v1203] = v1207;
   }
-  const uint v1209 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1209 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1211 = v445 + v1209;
-  const uint v1212 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1212 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1214 = v448 + v1212;
-  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1216 = v1214 < v1;
   const bool v1217 = v1215 && v1216;
   if (v1217) {
@@ -1072,11 +1072,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1224 = fma(v1218, v3, v1223);
     c[v1220] = v1224;
   }
-  const uint v1226 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1226 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1228 = v445 + v1226;
-  const uint v1229 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1229 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1231 = v448 + v1229;
-  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1233 = v1231 < v1;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1088,11 +1088,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1241 = fma(v1235, v3, v1240);
     c[v1237] = v1241;
   }
-  const uint v1243 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1243 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1245 = v445 + v1243;
-  const uint v1246 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1246 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1248 = v448 + v1246;
-  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1258 = fma(v1252, v3, v1257);
     c[v1254] = v1258;
   }
-  const uint v1260 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1260 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1262 = v445 + v1260;
-  const uint v1263 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1263 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1265 = v448 + v1263;
-  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1267 = v1265 < v1;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1275 = fma(v1269, v3, v1274);
     c[v1271] = v1275;
   }
-  const uint v1277 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1277 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1279 = v445 + v1277;
-  const uint v1280 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1280 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1282 = v448 + v1280;
-  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1284 = v1282 < v1;
   const bool v1285 = v1283 && v1284;
   if (v1285) {
@@ -1136,11 +1136,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1292 = fma(v1286, v3, v1291);
     c[v1288] = v1292;
   }
-  const uint v1294 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1294 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1296 = v445 + v1294;
-  const uint v1297 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1297 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1299 = v448 + v1297;
-  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1301 = v1299 < v1;
   const bool v1302 = v1300 && v1301;
   if (v1302) {
@@ -1152,11 +1152,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1309 = fma(v1303, v3, v1308);
     c[v1305] = v1309;
   }
-  const uint v1311 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1311 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1313 = v445 + v1311;
-  const uint v1314 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1314 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1316 = v448 + v1314;
-  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1318 = v1316 < v1;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1168,11 +1168,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1326 = fma(v1320, v3, v1325);
     c[v1322] = v1326;
   }
-  const uint v1328 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1328 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1330 = v445 + v1328;
-  const uint v1331 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1331 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1333 = v448 + v1331;
-  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1335 = v1333 < v1;
   const bool v1336 = v1334 && v1335;
   if (v1336) {
@@ -1184,11 +1184,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1343 = fma(v1337, v3, v1342);
     c[v1339] = v1343;
   }
-  const uint v1345 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1345 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1347 = v445 + v1345;
-  const uint v1348 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1348 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1350 = v448 + v1348;
-  const bool v1351 = v1347 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1351 = v1347 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1352 = v1350 < v1;
   const bool v1353 = v1351 && v1352;
   if (v1353) {
@@ -1200,11 +1200,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1360 = fma(v1354, v3, v1359);
     c[v1356] = v1360;
   }
-  const uint v1362 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1362 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1364 = v445 + v1362;
-  const uint v1365 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1365 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1367 = v448 + v1365;
-  const bool v1368 = v1364 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1368 = v1364 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1369 = v1367 < v1;
   const bool v1370 = v1368 && v1369;
   if (v1370) {
@@ -1216,11 +1216,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1377 = fma(v1371, v3, v1376);
     c[v1373] = v1377;
   }
-  const uint v1379 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1379 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1381 = v445 + v1379;
-  const uint v1382 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1382 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1384 = v448 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1232,11 +1232,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1394 = fma(v1388, v3, v1393);
     c[v1390] = v1394;
   }
-  const uint v1396 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1396 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1398 = v445 + v1396;
-  const uint v1399 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1399 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1401 = v448 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1248,11 +1248,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1411 = fma(v1405, v3, v1410);
     c[v1407] = v1411;
   }
-  const uint v1413 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1413 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1415 = v445 + v1413;
-  const uint v1416 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1416 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1418 = v448 + v1416;
-  const bool v1419 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1419 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1420 = v1418 < v1;
   const bool v1421 = v1419 && v1420;
   if (v1421) {
@@ -1264,11 +1264,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1428 = fma(v1422, v3, v1427);
     c[v1424] = v1428;
   }
-  const uint v1430 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1430 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1432 = v445 + v1430;
-  const uint v1433 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1433 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1435 = v448 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1280,11 +1280,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1445 = fma(v1439, v3, v1444);
     c[v1441] = v1445;
   }
-  const uint v1447 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1447 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1449 = v445 + v1447;
-  const uint v1450 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1450 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1452 = v448 + v1450;
-  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1454 = v1452 < v1;
   const bool v1455 = v1453 && v1454;
   if (v1455) {
@@ -1296,11 +1296,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1462 = fma(v1456, v3, v1461);
     c[v1458] = v1462;
   }
-  const uint v1464 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1464 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1466 = v445 + v1464;
-  const uint v1467 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1467 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1469 = v448 + v1467;
-  const bool v1470 = v1466 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1470 = v1466 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1471 = v1469 < v1;
   const bool v1472 = v1470 && v1471;
   if (v1472) {
@@ -1312,11 +1312,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1479 = fma(v1473, v3, v1478);
     c[v1475] = v1479;
   }
-  const uint v1481 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1481 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1483 = v445 + v1481;
-  const uint v1484 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1484 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1486 = v448 + v1484;
-  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1488 = v1486 < v1;
   const bool v1489 = v1487 && v1488;
   if (v1489) {
@@ -1328,11 +1328,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1496 = fma(v1490, v3, v1495);
     c[v1492] = v1496;
   }
-  const uint v1498 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1498 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1500 = v445 + v1498;
-  const uint v1501 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1501 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1503 = v448 + v1501;
-  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1505 = v1503 < v1;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1344,11 +1344,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1513 = fma(v1507, v3, v1512);
     c[v1509] = v1513;
   }
-  const uint v1515 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1515 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1517 = v445 + v1515;
-  const uint v1518 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1518 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1520 = v448 + v1518;
-  const bool v1521 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1521 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1522 = v1520 < v1;
   const bool v1523 = v1521 && v1522;
   if (v1523) {

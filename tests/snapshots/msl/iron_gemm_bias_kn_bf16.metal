@@ -85,27 +85,27 @@ kernel void iron_gemm_bias_kn_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<bfloat, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, bfloat(bfloat(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const uint v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -202,17 +202,17 @@ kernel void iron_gemm_bias_kn_bf16(
     for (uint e = 0; e < 8u; ++e) {
       shm1[v195 + e] = v185 ? b[v191 + e] : bfloat(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -257,7 +257,7 @@ kernel void iron_gemm_bias_kn_bf16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : bfloat(0);
         }
-        const uint v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -283,32 +283,32 @@ kernel void iron_gemm_bias_kn_bf16(
           shm1[v357 + e] = v347 ? b[v353 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 5120u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(40u));
-      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v26, shm1, long(v371), long(72u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v377), long(40u));
-      const uint v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const uint v381 = v380 + v20;
       iron_frag_load<false>(v26, shm1, long(v381), long(72u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v385 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v386 = iron_tid.x;
-    const uint v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const uint v454 = v442 + 16u;
-    const uint v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:123
+    const uint v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (uint v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v388 = v386; v388 < 4096u; v388 += v385) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v390 = v388 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v392 = v388 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -354,23 +354,23 @@ kernel void iron_gemm_bias_kn_bf16(
           shm1[v435] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v442), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v20), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v24, shm0, long(v454), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v458), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v442), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v20), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v24, shm0, long(v454), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v458), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v459 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v459 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v460 = v8 + v16;
   const uint v461 = v460 + v459;
-  const uint v462 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v462 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v463 = v11 + v20;
   const uint v464 = v463 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -383,11 +383,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v474 = v473 + v464;
     out[v474] = v472;
   }
-  const uint v475 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v475 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v477 = v460 + v475;
-  const uint v478 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v478 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v480 = v463 + v478;
-  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v482 = v480 < v1;
   const bool v483 = v481 && v482;
   if (v483) {
@@ -400,11 +400,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v490 = v489 + v480;
     out[v490] = v488;
   }
-  const uint v491 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v491 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v493 = v460 + v491;
-  const uint v494 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v494 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v496 = v463 + v494;
-  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v498 = v496 < v1;
   const bool v499 = v497 && v498;
   if (v499) {
@@ -417,11 +417,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v506 = v505 + v496;
     out[v506] = v504;
   }
-  const uint v507 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v507 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v509 = v460 + v507;
-  const uint v510 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v510 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v512 = v463 + v510;
-  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v514 = v512 < v1;
   const bool v515 = v513 && v514;
   if (v515) {
@@ -434,11 +434,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v522 = v521 + v512;
     out[v522] = v520;
   }
-  const uint v523 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v523 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v525 = v460 + v523;
-  const uint v526 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v526 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v528 = v463 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
@@ -451,11 +451,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v538 = v537 + v528;
     out[v538] = v536;
   }
-  const uint v539 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v539 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v541 = v460 + v539;
-  const uint v542 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v542 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v544 = v463 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v546 = v544 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
@@ -468,11 +468,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v554 = v553 + v544;
     out[v554] = v552;
   }
-  const uint v555 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v555 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v557 = v460 + v555;
-  const uint v558 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v558 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v560 = v463 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
@@ -485,11 +485,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v570 = v569 + v560;
     out[v570] = v568;
   }
-  const uint v571 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v571 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v573 = v460 + v571;
-  const uint v574 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v574 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v576 = v463 + v574;
-  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v578 = v576 < v1;
   const bool v579 = v577 && v578;
   if (v579) {
@@ -502,11 +502,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v586 = v585 + v576;
     out[v586] = v584;
   }
-  const uint v587 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v587 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v589 = v460 + v587;
-  const uint v590 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v590 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v592 = v463 + v590;
-  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v594 = v592 < v1;
   const bool v595 = v593 && v594;
   if (v595) {
@@ -519,11 +519,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v602 = v601 + v592;
     out[v602] = v600;
   }
-  const uint v603 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v603 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v605 = v460 + v603;
-  const uint v606 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v606 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v608 = v463 + v606;
-  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v610 = v608 < v1;
   const bool v611 = v609 && v610;
   if (v611) {
@@ -536,11 +536,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v618 = v617 + v608;
     out[v618] = v616;
   }
-  const uint v619 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v619 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v621 = v460 + v619;
-  const uint v622 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v622 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v624 = v463 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -553,11 +553,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v634 = v633 + v624;
     out[v634] = v632;
   }
-  const uint v635 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v635 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v637 = v460 + v635;
-  const uint v638 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v638 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v640 = v463 + v638;
-  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -570,11 +570,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v650 = v649 + v640;
     out[v650] = v648;
   }
-  const uint v651 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v651 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v653 = v460 + v651;
-  const uint v654 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v654 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v656 = v463 + v654;
-  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v658 = v656 < v1;
   const bool v659 = v657 && v658;
   if (v659) {
@@ -587,11 +587,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v666 = v665 + v656;
     out[v666] = v664;
   }
-  const uint v667 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v667 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v669 = v460 + v667;
-  const uint v670 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v670 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v672 = v463 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -604,11 +604,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v682 = v681 + v672;
     out[v682] = v680;
   }
-  const uint v683 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v683 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v685 = v460 + v683;
-  const uint v686 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v686 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v688 = v463 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -621,11 +621,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v698 = v697 + v688;
     out[v698] = v696;
   }
-  const uint v699 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v699 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v701 = v460 + v699;
-  const uint v702 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v702 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v704 = v463 + v702;
-  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -638,11 +638,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v714 = v713 + v704;
     out[v714] = v712;
   }
-  const uint v715 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v715 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v717 = v460 + v715;
-  const uint v718 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v718 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v720 = v463 + v718;
-  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -655,11 +655,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v730 = v729 + v720;
     out[v730] = v728;
   }
-  const uint v731 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v731 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v733 = v460 + v731;
-  const uint v734 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v734 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v736 = v463 + v734;
-  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v738 = v736 < v1;
   const bool v739 = v737 && v738;
   if (v739) {
@@ -672,11 +672,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v746 = v745 + v736;
     out[v746] = v744;
   }
-  const uint v747 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v747 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v749 = v460 + v747;
-  const uint v750 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v750 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v752 = v463 + v750;
-  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
@@ -689,11 +689,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v762 = v761 + v752;
     out[v762] = v760;
   }
-  const uint v763 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v763 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v765 = v460 + v763;
-  const uint v766 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v766 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v768 = v463 + v766;
-  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v1;
   const bool v771 = v769 && v770;
   if (v771) {
@@ -706,11 +706,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v778 = v777 + v768;
     out[v778] = v776;
   }
-  const uint v779 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v779 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v781 = v460 + v779;
-  const uint v782 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v782 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v784 = v463 + v782;
-  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -723,11 +723,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v794 = v793 + v784;
     out[v794] = v792;
   }
-  const uint v795 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v795 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v797 = v460 + v795;
-  const uint v798 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v798 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v800 = v463 + v798;
-  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -740,11 +740,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v810 = v809 + v800;
     out[v810] = v808;
   }
-  const uint v811 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v811 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v813 = v460 + v811;
-  const uint v814 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v814 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v816 = v463 + v814;
-  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v818 = v816 < v1;
   const bool v819 = v817 && v818;
   if (v819) {
@@ -757,11 +757,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v826 = v825 + v816;
     out[v826] = v824;
   }
-  const uint v827 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v827 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v829 = v460 + v827;
-  const uint v830 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v830 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v832 = v463 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -774,11 +774,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v842 = v841 + v832;
     out[v842] = v840;
   }
-  const uint v843 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v843 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v845 = v460 + v843;
-  const uint v846 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v846 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v848 = v463 + v846;
-  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v850 = v848 < v1;
   const bool v851 = v849 && v850;
   if (v851) {
@@ -791,11 +791,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v858 = v857 + v848;
     out[v858] = v856;
   }
-  const uint v859 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v859 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v861 = v460 + v859;
-  const uint v862 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v862 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v864 = v463 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -808,11 +808,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v874 = v873 + v864;
     out[v874] = v872;
   }
-  const uint v875 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v875 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v877 = v460 + v875;
-  const uint v878 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v878 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v880 = v463 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -825,11 +825,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v890 = v889 + v880;
     out[v890] = v888;
   }
-  const uint v891 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v891 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v893 = v460 + v891;
-  const uint v894 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v894 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v896 = v463 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -842,11 +842,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v906 = v905 + v896;
     out[v906] = v904;
   }
-  const uint v907 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v907 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v909 = v460 + v907;
-  const uint v910 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v910 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v912 = v463 + v910;
-  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v914 = v912 < v1;
   const bool v915 = v913 && v914;
   if (v915) {
@@ -859,11 +859,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v922 = v921 + v912;
     out[v922] = v920;
   }
-  const uint v923 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v923 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v925 = v460 + v923;
-  const uint v926 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v926 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v928 = v463 + v926;
-  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -876,11 +876,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v938 = v937 + v928;
     out[v938] = v936;
   }
-  const uint v939 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v939 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v941 = v460 + v939;
-  const uint v942 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v942 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v944 = v463 + v942;
-  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -893,11 +893,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v954 = v953 + v944;
     out[v954] = v952;
   }
-  const uint v955 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v955 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v957 = v460 + v955;
-  const uint v958 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v958 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v960 = v463 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -910,11 +910,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v970 = v969 + v960;
     out[v970] = v968;
   }
-  const uint v971 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v971 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v973 = v460 + v971;
-  const uint v974 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v974 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v976 = v463 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -927,11 +927,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v986 = v985 + v976;
     out[v986] = v984;
   }
-  const uint v987 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v987 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v989 = v460 + v987;
-  const uint v990 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v990 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v992 = v463 + v990;
-  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
@@ -944,11 +944,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1002 = v1001 + v992;
     out[v1002] = v1000;
   }
-  const uint v1003 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1003 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1005 = v460 + v1003;
-  const uint v1006 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1006 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1008 = v463 + v1006;
-  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1010 = v1008 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
@@ -961,11 +961,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1018 = v1017 + v1008;
     out[v1018] = v1016;
   }
-  const uint v1019 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1019 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1021 = v460 + v1019;
-  const uint v1022 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1022 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1024 = v463 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -978,11 +978,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1034 = v1033 + v1024;
     out[v1034] = v1032;
   }
-  const uint v1035 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1035 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1037 = v460 + v1035;
-  const uint v1038 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1038 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1040 = v463 + v1038;
-  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -995,11 +995,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1050 = v1049 + v1040;
     out[v1050] = v1048;
   }
-  const uint v1051 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1051 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1053 = v460 + v1051;
-  const uint v1054 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1054 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1056 = v463 + v1054;
-  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1058 = v1056 < v1;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -1012,11 +1012,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1066 = v1065 + v1056;
     out[v1066] = v1064;
   }
-  const uint v1067 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1067 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1069 = v460 + v1067;
-  const uint v1070 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1070 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1072 = v463 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1029,11 +1029,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1082 = v1081 + v1072;
     out[v1082] = v1080;
   }
-  const uint v1083 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1083 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1085 = v460 + v1083;
-  const uint v1086 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1086 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1088 = v463 + v1086;
-  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
@@ -1046,11 +1046,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1098 = v1097 + v1088;
     out[v1098] = v1096;
   }
-  const uint v1099 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1099 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1101 = v460 + v1099;
-  const uint v1102 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1102 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1104 = v463 + v1102;
-  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
@@ -1063,11 +1063,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1114 = v1113 + v1104;
     out[v1114] = v1112;
   }
-  const uint v1115 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1115 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1117 = v460 + v1115;
-  const uint v1118 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1118 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1120 = v463 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1080,11 +1080,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1130 = v1129 + v1120;
     out[v1130] = v1128;
   }
-  const uint v1131 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1131 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1133 = v460 + v1131;
-  const uint v1134 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1134 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1136 = v463 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1097,11 +1097,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1146 = v1145 + v1136;
     out[v1146] = v1144;
   }
-  const uint v1147 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1147 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1149 = v460 + v1147;
-  const uint v1150 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1150 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1152 = v463 + v1150;
-  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1154 = v1152 < v1;
   const bool v1155 = v1153 && v1154;
   if (v1155) {
@@ -1114,11 +1114,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1162 = v1161 + v1152;
     out[v1162] = v1160;
   }
-  const uint v1163 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1163 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1165 = v460 + v1163;
-  const uint v1166 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1166 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1168 = v463 + v1166;
-  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1131,11 +1131,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1178 = v1177 + v1168;
     out[v1178] = v1176;
   }
-  const uint v1179 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1179 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1181 = v460 + v1179;
-  const uint v1182 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1182 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1184 = v463 + v1182;
-  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1186 = v1184 < v1;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
@@ -1148,11 +1148,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1194 = v1193 + v1184;
     out[v1194] = v1192;
   }
-  const uint v1195 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1195 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1197 = v460 + v1195;
-  const uint v1198 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1198 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1200 = v463 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1165,11 +1165,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1210 = v1209 + v1200;
     out[v1210] = v1208;
   }
-  const uint v1211 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1211 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1213 = v460 + v1211;
-  const uint v1214 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1214 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1216 = v463 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1182,11 +1182,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1226 = v1225 + v1216;
     out[v1226] = v1224;
   }
-  const uint v1227 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1227 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1229 = v460 + v1227;
-  const uint v1230 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1230 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1232 = v463 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1199,11 +1199,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1242 = v1241 + v1232;
     out[v1242] = v1240;
   }
-  const uint v1243 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1243 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1245 = v460 + v1243;
-  const uint v1246 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1246 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1248 = v463 + v1246;
-  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1216,11 +1216,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1258 = v1257 + v1248;
     out[v1258] = v1256;
   }
-  const uint v1259 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1259 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1261 = v460 + v1259;
-  const uint v1262 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1262 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1264 = v463 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1233,11 +1233,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1274 = v1273 + v1264;
     out[v1274] = v1272;
   }
-  const uint v1275 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1275 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1277 = v460 + v1275;
-  const uint v1278 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1278 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1280 = v463 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1250,11 +1250,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1290 = v1289 + v1280;
     out[v1290] = v1288;
   }
-  const uint v1291 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1291 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1293 = v460 + v1291;
-  const uint v1294 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1294 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1296 = v463 + v1294;
-  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1267,11 +1267,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1306 = v1305 + v1296;
     out[v1306] = v1304;
   }
-  const uint v1307 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1307 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1309 = v460 + v1307;
-  const uint v1310 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1310 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1312 = v463 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1284,11 +1284,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1322 = v1321 + v1312;
     out[v1322] = v1320;
   }
-  const uint v1323 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1323 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1325 = v460 + v1323;
-  const uint v1326 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1326 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1328 = v463 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1338 = v1337 + v1328;
     out[v1338] = v1336;
   }
-  const uint v1339 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1339 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1341 = v460 + v1339;
-  const uint v1342 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1342 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1344 = v463 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -1318,11 +1318,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1354 = v1353 + v1344;
     out[v1354] = v1352;
   }
-  const uint v1355 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1355 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1357 = v460 + v1355;
-  const uint v1358 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1358 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1360 = v463 + v1358;
-  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1335,11 +1335,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1370 = v1369 + v1360;
     out[v1370] = v1368;
   }
-  const uint v1371 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1371 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1373 = v460 + v1371;
-  const uint v1374 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1374 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1376 = v463 + v1374;
-  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1352,11 +1352,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1386 = v1385 + v1376;
     out[v1386] = v1384;
   }
-  const uint v1387 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1387 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1389 = v460 + v1387;
-  const uint v1390 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1390 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1392 = v463 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1394 = v1392 < v1;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
@@ -1369,11 +1369,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1402 = v1401 + v1392;
     out[v1402] = v1400;
   }
-  const uint v1403 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1403 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1405 = v460 + v1403;
-  const uint v1406 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1406 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1408 = v463 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1386,11 +1386,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1418 = v1417 + v1408;
     out[v1418] = v1416;
   }
-  const uint v1419 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1419 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1421 = v460 + v1419;
-  const uint v1422 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1422 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1424 = v463 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1403,11 +1403,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1434 = v1433 + v1424;
     out[v1434] = v1432;
   }
-  const uint v1435 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1435 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1437 = v460 + v1435;
-  const uint v1438 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1438 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1440 = v463 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
@@ -1420,11 +1420,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1450 = v1449 + v1440;
     out[v1450] = v1448;
   }
-  const uint v1451 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1451 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1453 = v460 + v1451;
-  const uint v1454 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1454 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1456 = v463 + v1454;
-  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
@@ -1437,11 +1437,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1466 = v1465 + v1456;
     out[v1466] = v1464;
   }
-  const uint v1467 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1467 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1469 = v460 + v1467;
-  const uint v1470 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1470 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1472 = v463 + v1470;
-  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1474 = v1472 < v1;
   const bool v1475 = v1473 && v1474;
   if (v1475) {

@@ -85,27 +85,27 @@ kernel void iron_gemm_bias_kn_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const uint v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -202,17 +202,17 @@ kernel void iron_gemm_bias_kn_f32(
     for (uint e = 0; e < 4u; ++e) {
       shm1[v195 + e] = v185 ? b[v191 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -257,7 +257,7 @@ kernel void iron_gemm_bias_kn_f32(
         for (uint e = 0; e < 4u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : float(0);
         }
-        const uint v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -283,24 +283,24 @@ kernel void iron_gemm_bias_kn_f32(
           shm1[v357 + e] = v347 ? b[v353 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 2560u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(20u));
-      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v26, shm1, long(v371), long(68u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v375 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v376 = iron_tid.x;
-    const uint v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v378 = v376; v378 < 2048u; v378 += v375) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v380 = v378 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v382 = v378 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -346,20 +346,20 @@ kernel void iron_gemm_bias_kn_f32(
           shm1[v425] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v432), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v20), long(68u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v432), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v20), long(68u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v439 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v439 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v440 = v8 + v16;
   const uint v441 = v440 + v439;
-  const uint v442 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v442 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v443 = v11 + v20;
   const uint v444 = v443 + v442;
-  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v446 = v444 < v1;
   const bool v447 = v445 && v446;
   if (v447) {
@@ -370,11 +370,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v454 = v453 + v444;
     out[v454] = v451;
   }
-  const uint v455 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v455 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v457 = v440 + v455;
-  const uint v458 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v458 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v460 = v443 + v458;
-  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v462 = v460 < v1;
   const bool v463 = v461 && v462;
   if (v463) {
@@ -385,11 +385,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v470 = v469 + v460;
     out[v470] = v467;
   }
-  const uint v471 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v471 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v473 = v440 + v471;
-  const uint v474 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v474 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v476 = v443 + v474;
-  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v478 = v476 < v1;
   const bool v479 = v477 && v478;
   if (v479) {
@@ -400,11 +400,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v486 = v485 + v476;
     out[v486] = v483;
   }
-  const uint v487 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v487 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v489 = v440 + v487;
-  const uint v490 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v490 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v492 = v443 + v490;
-  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v494 = v492 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
@@ -415,11 +415,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v502 = v501 + v492;
     out[v502] = v499;
   }
-  const uint v503 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v503 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v505 = v440 + v503;
-  const uint v506 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v506 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v508 = v443 + v506;
-  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v510 = v508 < v1;
   const bool v511 = v509 && v510;
   if (v511) {
@@ -430,11 +430,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v518 = v517 + v508;
     out[v518] = v515;
   }
-  const uint v519 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v519 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v521 = v440 + v519;
-  const uint v522 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v522 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v524 = v443 + v522;
-  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v526 = v524 < v1;
   const bool v527 = v525 && v526;
   if (v527) {
@@ -445,11 +445,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v534 = v533 + v524;
     out[v534] = v531;
   }
-  const uint v535 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v535 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v537 = v440 + v535;
-  const uint v538 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v538 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v540 = v443 + v538;
-  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v542 = v540 < v1;
   const bool v543 = v541 && v542;
   if (v543) {
@@ -460,11 +460,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v550 = v549 + v540;
     out[v550] = v547;
   }
-  const uint v551 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v551 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v553 = v440 + v551;
-  const uint v554 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v554 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v556 = v443 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -475,11 +475,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v566 = v565 + v556;
     out[v566] = v563;
   }
-  const uint v567 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v567 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v569 = v440 + v567;
-  const uint v570 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v570 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v572 = v443 + v570;
-  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v574 = v572 < v1;
   const bool v575 = v573 && v574;
   if (v575) {
@@ -490,11 +490,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v582 = v581 + v572;
     out[v582] = v579;
   }
-  const uint v583 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v583 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v585 = v440 + v583;
-  const uint v586 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v586 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v588 = v443 + v586;
-  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v590 = v588 < v1;
   const bool v591 = v589 && v590;
   if (v591) {
@@ -505,11 +505,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v598 = v597 + v588;
     out[v598] = v595;
   }
-  const uint v599 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v599 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v601 = v440 + v599;
-  const uint v602 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v602 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v604 = v443 + v602;
-  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -520,11 +520,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v614 = v613 + v604;
     out[v614] = v611;
   }
-  const uint v615 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v615 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v617 = v440 + v615;
-  const uint v618 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v618 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v620 = v443 + v618;
-  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -535,11 +535,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v630 = v629 + v620;
     out[v630] = v627;
   }
-  const uint v631 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v631 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v633 = v440 + v631;
-  const uint v634 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v634 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v636 = v443 + v634;
-  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v638 = v636 < v1;
   const bool v639 = v637 && v638;
   if (v639) {
@@ -550,11 +550,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v646 = v645 + v636;
     out[v646] = v643;
   }
-  const uint v647 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v647 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v649 = v440 + v647;
-  const uint v650 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v650 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v652 = v443 + v650;
-  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -565,11 +565,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v662 = v661 + v652;
     out[v662] = v659;
   }
-  const uint v663 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v663 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v665 = v440 + v663;
-  const uint v666 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v666 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v668 = v443 + v666;
-  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v670 = v668 < v1;
   const bool v671 = v669 && v670;
   if (v671) {
@@ -580,11 +580,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v678 = v677 + v668;
     out[v678] = v675;
   }
-  const uint v679 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v679 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v681 = v440 + v679;
-  const uint v682 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v682 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v684 = v443 + v682;
-  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v686 = v684 < v1;
   const bool v687 = v685 && v686;
   if (v687) {
@@ -595,11 +595,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v694 = v693 + v684;
     out[v694] = v691;
   }
-  const uint v695 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v695 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v697 = v440 + v695;
-  const uint v698 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v698 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v700 = v443 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -610,11 +610,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v710 = v709 + v700;
     out[v710] = v707;
   }
-  const uint v711 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v711 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v713 = v440 + v711;
-  const uint v714 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v714 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v716 = v443 + v714;
-  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v718 = v716 < v1;
   const bool v719 = v717 && v718;
   if (v719) {
@@ -625,11 +625,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v726 = v725 + v716;
     out[v726] = v723;
   }
-  const uint v727 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v727 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v729 = v440 + v727;
-  const uint v730 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v730 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v732 = v443 + v730;
-  const bool v733 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v733 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v734 = v732 < v1;
   const bool v735 = v733 && v734;
   if (v735) {
@@ -640,11 +640,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v742 = v741 + v732;
     out[v742] = v739;
   }
-  const uint v743 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v743 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v745 = v440 + v743;
-  const uint v746 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v746 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v748 = v443 + v746;
-  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v750 = v748 < v1;
   const bool v751 = v749 && v750;
   if (v751) {
@@ -655,11 +655,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v758 = v757 + v748;
     out[v758] = v755;
   }
-  const uint v759 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v759 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v761 = v440 + v759;
-  const uint v762 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v762 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v764 = v443 + v762;
-  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -670,11 +670,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v774 = v773 + v764;
     out[v774] = v771;
   }
-  const uint v775 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v775 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v777 = v440 + v775;
-  const uint v778 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v778 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v780 = v443 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -685,11 +685,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v790 = v789 + v780;
     out[v790] = v787;
   }
-  const uint v791 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v791 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v793 = v440 + v791;
-  const uint v794 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v794 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v796 = v443 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -700,11 +700,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v806 = v805 + v796;
     out[v806] = v803;
   }
-  const uint v807 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v807 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v809 = v440 + v807;
-  const uint v810 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v810 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v812 = v443 + v810;
-  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v814 = v812 < v1;
   const bool v815 = v813 && v814;
   if (v815) {
@@ -715,11 +715,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v822 = v821 + v812;
     out[v822] = v819;
   }
-  const uint v823 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v823 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v825 = v440 + v823;
-  const uint v826 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v826 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v828 = v443 + v826;
-  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v838 = v837 + v828;
     out[v838] = v835;
   }
-  const uint v839 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v839 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v841 = v440 + v839;
-  const uint v842 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v842 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v844 = v443 + v842;
-  const bool v845 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v845 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -745,11 +745,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v854 = v853 + v844;
     out[v854] = v851;
   }
-  const uint v855 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v855 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v857 = v440 + v855;
-  const uint v858 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v858 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v860 = v443 + v858;
-  const bool v861 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v861 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v862 = v860 < v1;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -760,11 +760,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v870 = v869 + v860;
     out[v870] = v867;
   }
-  const uint v871 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v871 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v873 = v440 + v871;
-  const uint v874 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v874 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v876 = v443 + v874;
-  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -775,11 +775,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v886 = v885 + v876;
     out[v886] = v883;
   }
-  const uint v887 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v887 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v889 = v440 + v887;
-  const uint v890 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v890 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v892 = v443 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -790,11 +790,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v902 = v901 + v892;
     out[v902] = v899;
   }
-  const uint v903 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v903 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v905 = v440 + v903;
-  const uint v906 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v906 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v908 = v443 + v906;
-  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v910 = v908 < v1;
   const bool v911 = v909 && v910;
   if (v911) {
@@ -805,11 +805,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v918 = v917 + v908;
     out[v918] = v915;
   }
-  const uint v919 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v919 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v921 = v440 + v919;
-  const uint v922 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v922 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v924 = v443 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
@@ -820,11 +820,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v934 = v933 + v924;
     out[v934] = v931;
   }
-  const uint v935 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v935 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v937 = v440 + v935;
-  const uint v938 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v938 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v940 = v443 + v938;
-  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -835,11 +835,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v950 = v949 + v940;
     out[v950] = v947;
   }
-  const uint v951 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v951 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v953 = v440 + v951;
-  const uint v954 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v954 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v956 = v443 + v954;
-  const bool v957 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v957 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v958 = v956 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
@@ -850,11 +850,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v966 = v965 + v956;
     out[v966] = v963;
   }
-  const uint v967 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v967 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v969 = v440 + v967;
-  const uint v970 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v970 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v972 = v443 + v970;
-  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v974 = v972 < v1;
   const bool v975 = v973 && v974;
   if (v975) {
@@ -865,11 +865,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v982 = v981 + v972;
     out[v982] = v979;
   }
-  const uint v983 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v983 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v985 = v440 + v983;
-  const uint v986 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v986 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v988 = v443 + v986;
-  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v990 = v988 < v1;
   const bool v991 = v989 && v990;
   if (v991) {
@@ -880,11 +880,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v998 = v997 + v988;
     out[v998] = v995;
   }
-  const uint v999 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v999 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1001 = v440 + v999;
-  const uint v1002 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1002 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1004 = v443 + v1002;
-  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -895,11 +895,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1014 = v1013 + v1004;
     out[v1014] = v1011;
   }
-  const uint v1015 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1015 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1017 = v440 + v1015;
-  const uint v1018 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1018 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1020 = v443 + v1018;
-  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1022 = v1020 < v1;
   const bool v1023 = v1021 && v1022;
   if (v1023) {
@@ -910,11 +910,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1030 = v1029 + v1020;
     out[v1030] = v1027;
   }
-  const uint v1031 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1031 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1033 = v440 + v1031;
-  const uint v1034 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1034 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1036 = v443 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -925,11 +925,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1046 = v1045 + v1036;
     out[v1046] = v1043;
   }
-  const uint v1047 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1047 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1049 = v440 + v1047;
-  const uint v1050 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1050 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1052 = v443 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
@@ -940,11 +940,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1062 = v1061 + v1052;
     out[v1062] = v1059;
   }
-  const uint v1063 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1063 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1065 = v440 + v1063;
-  const uint v1066 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1066 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1068 = v443 + v1066;
-  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1070 = v1068 < v1;
   const bool v1071 = v1069 && v1070;
   if (v1071) {
@@ -955,11 +955,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1078 = v1077 + v1068;
     out[v1078] = v1075;
   }
-  const uint v1079 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1079 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1081 = v440 + v1079;
-  const uint v1082 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1082 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1084 = v443 + v1082;
-  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -970,11 +970,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1094 = v1093 + v1084;
     out[v1094] = v1091;
   }
-  const uint v1095 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1095 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1097 = v440 + v1095;
-  const uint v1098 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1098 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1100 = v443 + v1098;
-  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -985,11 +985,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1110 = v1109 + v1100;
     out[v1110] = v1107;
   }
-  const uint v1111 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1111 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1113 = v440 + v1111;
-  const uint v1114 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1114 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1116 = v443 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1000,11 +1000,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1126 = v1125 + v1116;
     out[v1126] = v1123;
   }
-  const uint v1127 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1127 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1129 = v440 + v1127;
-  const uint v1130 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1130 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1132 = v443 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1015,11 +1015,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1142 = v1141 + v1132;
     out[v1142] = v1139;
   }
-  const uint v1143 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1143 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1145 = v440 + v1143;
-  const uint v1146 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1146 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1148 = v443 + v1146;
-  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1030,11 +1030,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1158 = v1157 + v1148;
     out[v1158] = v1155;
   }
-  const uint v1159 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1159 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1161 = v440 + v1159;
-  const uint v1162 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1162 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1164 = v443 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1045,11 +1045,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1174 = v1173 + v1164;
     out[v1174] = v1171;
   }
-  const uint v1175 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1175 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1177 = v440 + v1175;
-  const uint v1178 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1178 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1180 = v443 + v1178;
-  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1182 = v1180 < v1;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
@@ -1060,11 +1060,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1190 = v1189 + v1180;
     out[v1190] = v1187;
   }
-  const uint v1191 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1191 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1193 = v440 + v1191;
-  const uint v1194 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1194 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1196 = v443 + v1194;
-  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1198 = v1196 < v1;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
@@ -1075,11 +1075,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1206 = v1205 + v1196;
     out[v1206] = v1203;
   }
-  const uint v1207 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1207 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1209 = v440 + v1207;
-  const uint v1210 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1210 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1212 = v443 + v1210;
-  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1214 = v1212 < v1;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
@@ -1090,11 +1090,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1222 = v1221 + v1212;
     out[v1222] = v1219;
   }
-  const uint v1223 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1223 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1225 = v440 + v1223;
-  const uint v1226 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1226 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1228 = v443 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1105,11 +1105,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1238 = v1237 + v1228;
     out[v1238] = v1235;
   }
-  const uint v1239 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1239 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1241 = v440 + v1239;
-  const uint v1242 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1242 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1244 = v443 + v1242;
-  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1246 = v1244 < v1;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1254 = v1253 + v1244;
     out[v1254] = v1251;
   }
-  const uint v1255 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1255 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1257 = v440 + v1255;
-  const uint v1258 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1258 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1260 = v443 + v1258;
-  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1262 = v1260 < v1;
   const bool v1263 = v1261 && v1262;
   if (v1263) {
@@ -1135,11 +1135,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1270 = v1269 + v1260;
     out[v1270] = v1267;
   }
-  const uint v1271 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1271 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1273 = v440 + v1271;
-  const uint v1274 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1274 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1276 = v443 + v1274;
-  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1150,11 +1150,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1286 = v1285 + v1276;
     out[v1286] = v1283;
   }
-  const uint v1287 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1287 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1289 = v440 + v1287;
-  const uint v1290 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1290 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1292 = v443 + v1290;
-  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1165,11 +1165,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1302 = v1301 + v1292;
     out[v1302] = v1299;
   }
-  const uint v1303 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1303 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1305 = v440 + v1303;
-  const uint v1306 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1306 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1308 = v443 + v1306;
-  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1310 = v1308 < v1;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
@@ -1180,11 +1180,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1318 = v1317 + v1308;
     out[v1318] = v1315;
   }
-  const uint v1319 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1319 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1321 = v440 + v1319;
-  const uint v1322 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1322 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1324 = v443 + v1322;
-  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1326 = v1324 < v1;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
@@ -1195,11 +1195,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1334 = v1333 + v1324;
     out[v1334] = v1331;
   }
-  const uint v1335 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1335 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1337 = v440 + v1335;
-  const uint v1338 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1338 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1340 = v443 + v1338;
-  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1210,11 +1210,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1350 = v1349 + v1340;
     out[v1350] = v1347;
   }
-  const uint v1351 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1351 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1353 = v440 + v1351;
-  const uint v1354 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1354 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1356 = v443 + v1354;
-  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1358 = v1356 < v1;
   const bool v1359 = v1357 && v1358;
   if (v1359) {
@@ -1225,11 +1225,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1366 = v1365 + v1356;
     out[v1366] = v1363;
   }
-  const uint v1367 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1367 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1369 = v440 + v1367;
-  const uint v1370 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1370 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1372 = v443 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1382 = v1381 + v1372;
     out[v1382] = v1379;
   }
-  const uint v1383 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1383 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1385 = v440 + v1383;
-  const uint v1386 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1386 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1388 = v443 + v1386;
-  const bool v1389 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1389 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1390 = v1388 < v1;
   const bool v1391 = v1389 && v1390;
   if (v1391) {
@@ -1255,11 +1255,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1398 = v1397 + v1388;
     out[v1398] = v1395;
   }
-  const uint v1399 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1399 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1401 = v440 + v1399;
-  const uint v1402 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1402 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1404 = v443 + v1402;
-  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1406 = v1404 < v1;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
@@ -1270,11 +1270,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1414 = v1413 + v1404;
     out[v1414] = v1411;
   }
-  const uint v1415 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1415 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1417 = v440 + v1415;
-  const uint v1418 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1418 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1420 = v443 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1285,11 +1285,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1430 = v1429 + v1420;
     out[v1430] = v1427;
   }
-  const uint v1431 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1431 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1433 = v440 + v1431;
-  const uint v1434 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1434 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1436 = v443 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1300,11 +1300,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1446 = v1445 + v1436;
     out[v1446] = v1443;
   }
-  const uint v1447 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1447 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1449 = v440 + v1447;
-  const uint v1450 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1450 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1452 = v443 + v1450;
-  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1454 = v1452 < v1;
   const bool v1455 = v1453 && v1454;
   if (v1455) {

@@ -91,27 +91,27 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<bfloat, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, bfloat(bfloat(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const uint v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -208,17 +208,17 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     for (uint e = 0; e < 8u; ++e) {
       shm1[v195 + e] = v185 ? b[v191 + e] : bfloat(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -263,7 +263,7 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : bfloat(0);
         }
-        const uint v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -289,32 +289,32 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
           shm1[v357 + e] = v347 ? b[v353 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 5120u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(40u));
-      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v26, shm1, long(v371), long(72u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v377), long(40u));
-      const uint v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const uint v381 = v380 + v20;
       iron_frag_load<false>(v26, shm1, long(v381), long(72u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v385 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v386 = iron_tid.x;
-    const uint v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const uint v454 = v442 + 16u;
-    const uint v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:123
+    const uint v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (uint v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v388 = v386; v388 < 4096u; v388 += v385) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v390 = v388 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v392 = v388 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -360,23 +360,23 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
           shm1[v435] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v442), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v20), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v24, shm0, long(v454), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v458), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v442), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v20), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v24, shm0, long(v454), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v458), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v459 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v459 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v460 = v8 + v16;
   const uint v461 = v460 + v459;
-  const uint v462 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v462 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v463 = v11 + v20;
   const uint v464 = v463 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -397,11 +397,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v485 = v484 + v464;
     out[v485] = v483;
   }
-  const uint v486 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v486 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v488 = v460 + v486;
-  const uint v489 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v489 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v491 = v463 + v489;
-  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v493 = v491 < v1;
   const bool v494 = v492 && v493;
   if (v494) {
@@ -422,11 +422,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v512 = v511 + v491;
     out[v512] = v510;
   }
-  const uint v513 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v513 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v515 = v460 + v513;
-  const uint v516 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v516 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v518 = v463 + v516;
-  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v520 = v518 < v1;
   const bool v521 = v519 && v520;
   if (v521) {
@@ -447,11 +447,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v539 = v538 + v518;
     out[v539] = v537;
   }
-  const uint v540 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v540 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v542 = v460 + v540;
-  const uint v543 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v543 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v545 = v463 + v543;
-  const bool v546 = v542 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v546 = v542 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v547 = v545 < v1;
   const bool v548 = v546 && v547;
   if (v548) {
@@ -472,11 +472,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v566 = v565 + v545;
     out[v566] = v564;
   }
-  const uint v567 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v567 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v569 = v460 + v567;
-  const uint v570 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v570 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v572 = v463 + v570;
-  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v574 = v572 < v1;
   const bool v575 = v573 && v574;
   if (v575) {
@@ -497,11 +497,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v593 = v592 + v572;
     out[v593] = v591;
   }
-  const uint v594 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v594 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v596 = v460 + v594;
-  const uint v597 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v597 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v599 = v463 + v597;
-  const bool v600 = v596 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v600 = v596 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v601 = v599 < v1;
   const bool v602 = v600 && v601;
   if (v602) {
@@ -522,11 +522,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v620 = v619 + v599;
     out[v620] = v618;
   }
-  const uint v621 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v621 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v623 = v460 + v621;
-  const uint v624 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v624 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v626 = v463 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v628 = v626 < v1;
   const bool v629 = v627 && v628;
   if (v629) {
@@ -547,11 +547,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v647 = v646 + v626;
     out[v647] = v645;
   }
-  const uint v648 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v648 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v650 = v460 + v648;
-  const uint v651 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v651 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v653 = v463 + v651;
-  const bool v654 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v654 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v655 = v653 < v1;
   const bool v656 = v654 && v655;
   if (v656) {
@@ -572,11 +572,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v674 = v673 + v653;
     out[v674] = v672;
   }
-  const uint v675 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v675 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v677 = v460 + v675;
-  const uint v678 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v678 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v680 = v463 + v678;
-  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -597,11 +597,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v701 = v700 + v680;
     out[v701] = v699;
   }
-  const uint v702 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v702 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v704 = v460 + v702;
-  const uint v705 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v705 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v707 = v463 + v705;
-  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v709 = v707 < v1;
   const bool v710 = v708 && v709;
   if (v710) {
@@ -622,11 +622,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v728 = v727 + v707;
     out[v728] = v726;
   }
-  const uint v729 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v729 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v731 = v460 + v729;
-  const uint v732 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v732 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v734 = v463 + v732;
-  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v736 = v734 < v1;
   const bool v737 = v735 && v736;
   if (v737) {
@@ -647,11 +647,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v755 = v754 + v734;
     out[v755] = v753;
   }
-  const uint v756 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v756 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v758 = v460 + v756;
-  const uint v759 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v759 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v761 = v463 + v759;
-  const bool v762 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v762 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v763 = v761 < v1;
   const bool v764 = v762 && v763;
   if (v764) {
@@ -672,11 +672,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v782 = v781 + v761;
     out[v782] = v780;
   }
-  const uint v783 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v783 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v785 = v460 + v783;
-  const uint v786 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v786 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v788 = v463 + v786;
-  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -697,11 +697,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v809 = v808 + v788;
     out[v809] = v807;
   }
-  const uint v810 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v810 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v812 = v460 + v810;
-  const uint v813 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v813 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v815 = v463 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -722,11 +722,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v836 = v835 + v815;
     out[v836] = v834;
   }
-  const uint v837 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v837 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v839 = v460 + v837;
-  const uint v840 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v840 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v842 = v463 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v844 = v842 < v1;
   const bool v845 = v843 && v844;
   if (v845) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v863 = v862 + v842;
     out[v863] = v861;
   }
-  const uint v864 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v864 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v866 = v460 + v864;
-  const uint v867 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v867 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v869 = v463 + v867;
-  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -772,11 +772,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v890 = v889 + v869;
     out[v890] = v888;
   }
-  const uint v891 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v891 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v893 = v460 + v891;
-  const uint v894 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v894 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v896 = v463 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -797,11 +797,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v917 = v916 + v896;
     out[v917] = v915;
   }
-  const uint v918 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v918 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v920 = v460 + v918;
-  const uint v921 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v921 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v923 = v463 + v921;
-  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v925 = v923 < v1;
   const bool v926 = v924 && v925;
   if (v926) {
@@ -822,11 +822,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v944 = v943 + v923;
     out[v944] = v942;
   }
-  const uint v945 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v945 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v947 = v460 + v945;
-  const uint v948 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v948 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v950 = v463 + v948;
-  const bool v951 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v951 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v952 = v950 < v1;
   const bool v953 = v951 && v952;
   if (v953) {
@@ -847,11 +847,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v971 = v970 + v950;
     out[v971] = v969;
   }
-  const uint v972 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v972 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v974 = v460 + v972;
-  const uint v975 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v975 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v977 = v463 + v975;
-  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v979 = v977 < v1;
   const bool v980 = v978 && v979;
   if (v980) {
@@ -872,11 +872,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v998 = v997 + v977;
     out[v998] = v996;
   }
-  const uint v999 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v999 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1001 = v460 + v999;
-  const uint v1002 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1002 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1004 = v463 + v1002;
-  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -897,11 +897,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1025 = v1024 + v1004;
     out[v1025] = v1023;
   }
-  const uint v1026 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1026 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1028 = v460 + v1026;
-  const uint v1029 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1029 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1031 = v463 + v1029;
-  const bool v1032 = v1028 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1032 = v1028 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1033 = v1031 < v1;
   const bool v1034 = v1032 && v1033;
   if (v1034) {
@@ -922,11 +922,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1052 = v1051 + v1031;
     out[v1052] = v1050;
   }
-  const uint v1053 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1053 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1055 = v460 + v1053;
-  const uint v1056 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1056 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1058 = v463 + v1056;
-  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1060 = v1058 < v1;
   const bool v1061 = v1059 && v1060;
   if (v1061) {
@@ -947,11 +947,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1079 = v1078 + v1058;
     out[v1079] = v1077;
   }
-  const uint v1080 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1080 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1082 = v460 + v1080;
-  const uint v1083 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1083 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1085 = v463 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -972,11 +972,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1106 = v1105 + v1085;
     out[v1106] = v1104;
   }
-  const uint v1107 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1107 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1109 = v460 + v1107;
-  const uint v1110 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1110 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1112 = v463 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -997,11 +997,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1133 = v1132 + v1112;
     out[v1133] = v1131;
   }
-  const uint v1134 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1134 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1136 = v460 + v1134;
-  const uint v1137 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1137 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1139 = v463 + v1137;
-  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1141 = v1139 < v1;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1022,11 +1022,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1160 = v1159 + v1139;
     out[v1160] = v1158;
   }
-  const uint v1161 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1161 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1163 = v460 + v1161;
-  const uint v1164 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1164 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1166 = v463 + v1164;
-  const bool v1167 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1167 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1168 = v1166 < v1;
   const bool v1169 = v1167 && v1168;
   if (v1169) {
@@ -1047,11 +1047,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1187 = v1186 + v1166;
     out[v1187] = v1185;
   }
-  const uint v1188 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1188 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1190 = v460 + v1188;
-  const uint v1191 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1191 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1193 = v463 + v1191;
-  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1195 = v1193 < v1;
   const bool v1196 = v1194 && v1195;
   if (v1196) {
@@ -1072,11 +1072,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1214 = v1213 + v1193;
     out[v1214] = v1212;
   }
-  const uint v1215 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1215 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1217 = v460 + v1215;
-  const uint v1218 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1218 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1220 = v463 + v1218;
-  const bool v1221 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1221 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1097,11 +1097,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1241 = v1240 + v1220;
     out[v1241] = v1239;
   }
-  const uint v1242 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1242 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1244 = v460 + v1242;
-  const uint v1245 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1245 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1247 = v463 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1122,11 +1122,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1268 = v1267 + v1247;
     out[v1268] = v1266;
   }
-  const uint v1269 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1269 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1271 = v460 + v1269;
-  const uint v1272 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1272 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1274 = v463 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1276 = v1274 < v1;
   const bool v1277 = v1275 && v1276;
   if (v1277) {
@@ -1147,11 +1147,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1295 = v1294 + v1274;
     out[v1295] = v1293;
   }
-  const uint v1296 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1296 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1298 = v460 + v1296;
-  const uint v1299 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1299 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1301 = v463 + v1299;
-  const bool v1302 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1302 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1303 = v1301 < v1;
   const bool v1304 = v1302 && v1303;
   if (v1304) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1322 = v1321 + v1301;
     out[v1322] = v1320;
   }
-  const uint v1323 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1323 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1325 = v460 + v1323;
-  const uint v1326 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1326 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1328 = v463 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1197,11 +1197,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1349 = v1348 + v1328;
     out[v1349] = v1347;
   }
-  const uint v1350 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1350 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1352 = v460 + v1350;
-  const uint v1353 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1353 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1355 = v463 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1376 = v1375 + v1355;
     out[v1376] = v1374;
   }
-  const uint v1377 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1377 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1379 = v460 + v1377;
-  const uint v1380 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1380 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1382 = v463 + v1380;
-  const bool v1383 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1383 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1384 = v1382 < v1;
   const bool v1385 = v1383 && v1384;
   if (v1385) {
@@ -1247,11 +1247,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1403 = v1402 + v1382;
     out[v1403] = v1401;
   }
-  const uint v1404 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1404 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1406 = v460 + v1404;
-  const uint v1407 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1407 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1409 = v463 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1411 = v1409 < v1;
   const bool v1412 = v1410 && v1411;
   if (v1412) {
@@ -1272,11 +1272,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1430 = v1429 + v1409;
     out[v1430] = v1428;
   }
-  const uint v1431 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1431 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1433 = v460 + v1431;
-  const uint v1434 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1434 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1436 = v463 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1297,11 +1297,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1457 = v1456 + v1436;
     out[v1457] = v1455;
   }
-  const uint v1458 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1458 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1460 = v460 + v1458;
-  const uint v1461 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1461 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1463 = v463 + v1461;
-  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1465 = v1463 < v1;
   const bool v1466 = v1464 && v1465;
   if (v1466) {
@@ -1322,11 +1322,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1484 = v1483 + v1463;
     out[v1484] = v1482;
   }
-  const uint v1485 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1485 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1487 = v460 + v1485;
-  const uint v1488 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1488 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1490 = v463 + v1488;
-  const bool v1491 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1491 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1492 = v1490 < v1;
   const bool v1493 = v1491 && v1492;
   if (v1493) {
@@ -1347,11 +1347,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1511 = v1510 + v1490;
     out[v1511] = v1509;
   }
-  const uint v1512 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1512 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1514 = v460 + v1512;
-  const uint v1515 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1515 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1517 = v463 + v1515;
-  const bool v1518 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1518 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1519 = v1517 < v1;
   const bool v1520 = v1518 && v1519;
   if (v1520) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1538 = v1537 + v1517;
     out[v1538] = v1536;
   }
-  const uint v1539 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1539 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1541 = v460 + v1539;
-  const uint v1542 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1542 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1544 = v463 + v1542;
-  const bool v1545 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1545 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {
@@ -1397,11 +1397,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1565 = v1564 + v1544;
     out[v1565] = v1563;
   }
-  const uint v1566 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1566 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1568 = v460 + v1566;
-  const uint v1569 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1569 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1571 = v463 + v1569;
-  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1573 = v1571 < v1;
   const bool v1574 = v1572 && v1573;
   if (v1574) {
@@ -1422,11 +1422,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1592 = v1591 + v1571;
     out[v1592] = v1590;
   }
-  const uint v1593 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1593 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1595 = v460 + v1593;
-  const uint v1596 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1596 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1598 = v463 + v1596;
-  const bool v1599 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1599 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1600 = v1598 < v1;
   const bool v1601 = v1599 && v1600;
   if (v1601) {
@@ -1447,11 +1447,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1619 = v1618 + v1598;
     out[v1619] = v1617;
   }
-  const uint v1620 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1620 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1622 = v460 + v1620;
-  const uint v1623 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1623 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1625 = v463 + v1623;
-  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -1472,11 +1472,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1646 = v1645 + v1625;
     out[v1646] = v1644;
   }
-  const uint v1647 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1647 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1649 = v460 + v1647;
-  const uint v1650 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1650 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1652 = v463 + v1650;
-  const bool v1653 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1653 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1654 = v1652 < v1;
   const bool v1655 = v1653 && v1654;
   if (v1655) {
@@ -1497,11 +1497,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1673 = v1672 + v1652;
     out[v1673] = v1671;
   }
-  const uint v1674 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1674 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1676 = v460 + v1674;
-  const uint v1677 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1677 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1679 = v463 + v1677;
-  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1681 = v1679 < v1;
   const bool v1682 = v1680 && v1681;
   if (v1682) {
@@ -1522,11 +1522,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1700 = v1699 + v1679;
     out[v1700] = v1698;
   }
-  const uint v1701 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1701 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1703 = v460 + v1701;
-  const uint v1704 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1704 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1706 = v463 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1708 = v1706 < v1;
   const bool v1709 = v1707 && v1708;
   if (v1709) {
@@ -1547,11 +1547,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1727 = v1726 + v1706;
     out[v1727] = v1725;
   }
-  const uint v1728 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1728 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1730 = v460 + v1728;
-  const uint v1731 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1731 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1733 = v463 + v1731;
-  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1735 = v1733 < v1;
   const bool v1736 = v1734 && v1735;
   if (v1736) {
@@ -1572,11 +1572,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1754 = v1753 + v1733;
     out[v1754] = v1752;
   }
-  const uint v1755 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1755 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1757 = v460 + v1755;
-  const uint v1758 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1758 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1760 = v463 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1781 = v1780 + v1760;
     out[v1781] = v1779;
   }
-  const uint v1782 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1782 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1784 = v460 + v1782;
-  const uint v1785 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1785 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1787 = v463 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1789 = v1787 < v1;
   const bool v1790 = v1788 && v1789;
   if (v1790) {
@@ -1622,11 +1622,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1808 = v1807 + v1787;
     out[v1808] = v1806;
   }
-  const uint v1809 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1809 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1811 = v460 + v1809;
-  const uint v1812 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1812 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1814 = v463 + v1812;
-  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1816 = v1814 < v1;
   const bool v1817 = v1815 && v1816;
   if (v1817) {
@@ -1647,11 +1647,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1835 = v1834 + v1814;
     out[v1835] = v1833;
   }
-  const uint v1836 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1836 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1838 = v460 + v1836;
-  const uint v1839 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1839 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1841 = v463 + v1839;
-  const bool v1842 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1842 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1843 = v1841 < v1;
   const bool v1844 = v1842 && v1843;
   if (v1844) {
@@ -1672,11 +1672,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1862 = v1861 + v1841;
     out[v1862] = v1860;
   }
-  const uint v1863 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1863 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1865 = v460 + v1863;
-  const uint v1866 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1866 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1868 = v463 + v1866;
-  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1870 = v1868 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
@@ -1697,11 +1697,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1889 = v1888 + v1868;
     out[v1889] = v1887;
   }
-  const uint v1890 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1890 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1892 = v460 + v1890;
-  const uint v1893 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1893 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1895 = v463 + v1893;
-  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -1722,11 +1722,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1916 = v1915 + v1895;
     out[v1916] = v1914;
   }
-  const uint v1917 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1917 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1919 = v460 + v1917;
-  const uint v1920 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1920 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1922 = v463 + v1920;
-  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1924 = v1922 < v1;
   const bool v1925 = v1923 && v1924;
   if (v1925) {
@@ -1747,11 +1747,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1943 = v1942 + v1922;
     out[v1943] = v1941;
   }
-  const uint v1944 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1944 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1946 = v460 + v1944;
-  const uint v1947 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1947 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1949 = v463 + v1947;
-  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1951 = v1949 < v1;
   const bool v1952 = v1950 && v1951;
   if (v1952) {
@@ -1772,11 +1772,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1970 = v1969 + v1949;
     out[v1970] = v1968;
   }
-  const uint v1971 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1971 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1973 = v460 + v1971;
-  const uint v1974 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1974 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1976 = v463 + v1974;
-  const bool v1977 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1977 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1978 = v1976 < v1;
   const bool v1979 = v1977 && v1978;
   if (v1979) {
@@ -1797,11 +1797,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1997 = v1996 + v1976;
     out[v1997] = v1995;
   }
-  const uint v1998 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1998 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2000 = v460 + v1998;
-  const uint v2001 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2001 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2003 = v463 + v2001;
-  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -1822,11 +1822,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2024 = v2023 + v2003;
     out[v2024] = v2022;
   }
-  const uint v2025 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2025 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2027 = v460 + v2025;
-  const uint v2028 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2028 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2030 = v463 + v2028;
-  const bool v2031 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2031 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2032 = v2030 < v1;
   const bool v2033 = v2031 && v2032;
   if (v2033) {
@@ -1847,11 +1847,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2051 = v2050 + v2030;
     out[v2051] = v2049;
   }
-  const uint v2052 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2052 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2054 = v460 + v2052;
-  const uint v2055 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2055 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2057 = v463 + v2055;
-  const bool v2058 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2058 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2059 = v2057 < v1;
   const bool v2060 = v2058 && v2059;
   if (v2060) {
@@ -1872,11 +1872,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2078 = v2077 + v2057;
     out[v2078] = v2076;
   }
-  const uint v2079 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2079 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2081 = v460 + v2079;
-  const uint v2082 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2082 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2084 = v463 + v2082;
-  const bool v2085 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2085 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2086 = v2084 < v1;
   const bool v2087 = v2085 && v2086;
   if (v2087) {
@@ -1897,11 +1897,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2105 = v2104 + v2084;
     out[v2105] = v2103;
   }
-  const uint v2106 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2106 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2108 = v460 + v2106;
-  const uint v2109 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2109 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2111 = v463 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2113 = v2111 < v1;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -1922,11 +1922,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2132 = v2131 + v2111;
     out[v2132] = v2130;
   }
-  const uint v2133 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2133 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2135 = v460 + v2133;
-  const uint v2136 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2136 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2138 = v463 + v2136;
-  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2140 = v2138 < v1;
   const bool v2141 = v2139 && v2140;
   if (v2141) {
@@ -1947,11 +1947,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2159 = v2158 + v2138;
     out[v2159] = v2157;
   }
-  const uint v2160 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2160 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2162 = v460 + v2160;
-  const uint v2163 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2163 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2165 = v463 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {

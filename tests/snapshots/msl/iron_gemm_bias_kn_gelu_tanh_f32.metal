@@ -85,27 +85,27 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const uint v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -202,17 +202,17 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     for (uint e = 0; e < 4u; ++e) {
       shm1[v195 + e] = v185 ? b[v191 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -257,7 +257,7 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
         for (uint e = 0; e < 4u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : float(0);
         }
-        const uint v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -283,24 +283,24 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
           shm1[v357 + e] = v347 ? b[v353 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 2560u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(20u));
-      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v26, shm1, long(v371), long(68u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v375 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v376 = iron_tid.x;
-    const uint v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v378 = v376; v378 < 2048u; v378 += v375) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v380 = v378 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v382 = v378 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -346,20 +346,20 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
           shm1[v425] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v432), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v20), long(68u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v432), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v20), long(68u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v439 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v439 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v440 = v8 + v16;
   const uint v441 = v440 + v439;
-  const uint v442 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v442 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v443 = v11 + v20;
   const uint v444 = v443 + v442;
-  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v446 = v444 < v1;
   const bool v447 = v445 && v446;
   if (v447) {
@@ -378,11 +378,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v465 = v464 + v444;
     out[v465] = v462;
   }
-  const uint v466 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v466 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v468 = v440 + v466;
-  const uint v469 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v469 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v471 = v443 + v469;
-  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v473 = v471 < v1;
   const bool v474 = v472 && v473;
   if (v474) {
@@ -401,11 +401,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v492 = v491 + v471;
     out[v492] = v489;
   }
-  const uint v493 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v493 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v495 = v440 + v493;
-  const uint v496 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v496 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v498 = v443 + v496;
-  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v500 = v498 < v1;
   const bool v501 = v499 && v500;
   if (v501) {
@@ -424,11 +424,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v519 = v518 + v498;
     out[v519] = v516;
   }
-  const uint v520 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v520 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v522 = v440 + v520;
-  const uint v523 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v523 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v525 = v443 + v523;
-  const bool v526 = v522 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v526 = v522 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v527 = v525 < v1;
   const bool v528 = v526 && v527;
   if (v528) {
@@ -447,11 +447,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v546 = v545 + v525;
     out[v546] = v543;
   }
-  const uint v547 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v547 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v549 = v440 + v547;
-  const uint v550 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v550 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v552 = v443 + v550;
-  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v554 = v552 < v1;
   const bool v555 = v553 && v554;
   if (v555) {
@@ -470,11 +470,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v573 = v572 + v552;
     out[v573] = v570;
   }
-  const uint v574 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v574 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v576 = v440 + v574;
-  const uint v577 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v577 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v579 = v443 + v577;
-  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v581 = v579 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -493,11 +493,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v600 = v599 + v579;
     out[v600] = v597;
   }
-  const uint v601 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v601 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v603 = v440 + v601;
-  const uint v604 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v604 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v606 = v443 + v604;
-  const bool v607 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v607 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v608 = v606 < v1;
   const bool v609 = v607 && v608;
   if (v609) {
@@ -516,11 +516,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v627 = v626 + v606;
     out[v627] = v624;
   }
-  const uint v628 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v628 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v630 = v440 + v628;
-  const uint v631 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v631 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v633 = v443 + v631;
-  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v635 = v633 < v1;
   const bool v636 = v634 && v635;
   if (v636) {
@@ -539,11 +539,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v654 = v653 + v633;
     out[v654] = v651;
   }
-  const uint v655 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v655 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v657 = v440 + v655;
-  const uint v658 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v658 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v660 = v443 + v658;
-  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v662 = v660 < v1;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -562,11 +562,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v681 = v680 + v660;
     out[v681] = v678;
   }
-  const uint v682 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v682 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v684 = v440 + v682;
-  const uint v685 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v685 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v687 = v443 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -585,11 +585,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v708 = v707 + v687;
     out[v708] = v705;
   }
-  const uint v709 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v709 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v711 = v440 + v709;
-  const uint v712 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v712 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v714 = v443 + v712;
-  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v716 = v714 < v1;
   const bool v717 = v715 && v716;
   if (v717) {
@@ -608,11 +608,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v735 = v734 + v714;
     out[v735] = v732;
   }
-  const uint v736 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v736 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v738 = v440 + v736;
-  const uint v739 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v739 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v741 = v443 + v739;
-  const bool v742 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v742 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v743 = v741 < v1;
   const bool v744 = v742 && v743;
   if (v744) {
@@ -631,11 +631,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v762 = v761 + v741;
     out[v762] = v759;
   }
-  const uint v763 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v763 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v765 = v440 + v763;
-  const uint v766 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v766 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v768 = v443 + v766;
-  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v1;
   const bool v771 = v769 && v770;
   if (v771) {
@@ -654,11 +654,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v789 = v788 + v768;
     out[v789] = v786;
   }
-  const uint v790 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v790 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v792 = v440 + v790;
-  const uint v793 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v793 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v795 = v443 + v793;
-  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v797 = v795 < v1;
   const bool v798 = v796 && v797;
   if (v798) {
@@ -677,11 +677,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v816 = v815 + v795;
     out[v816] = v813;
   }
-  const uint v817 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v817 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v819 = v440 + v817;
-  const uint v820 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v820 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v822 = v443 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
@@ -700,11 +700,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v843 = v842 + v822;
     out[v843] = v840;
   }
-  const uint v844 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v844 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v846 = v440 + v844;
-  const uint v847 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v847 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v849 = v443 + v847;
-  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v851 = v849 < v1;
   const bool v852 = v850 && v851;
   if (v852) {
@@ -723,11 +723,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v870 = v869 + v849;
     out[v870] = v867;
   }
-  const uint v871 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v871 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v873 = v440 + v871;
-  const uint v874 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v874 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v876 = v443 + v874;
-  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -746,11 +746,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v897 = v896 + v876;
     out[v897] = v894;
   }
-  const uint v898 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v898 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v900 = v440 + v898;
-  const uint v901 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v901 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v903 = v443 + v901;
-  const bool v904 = v900 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v904 = v900 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v905 = v903 < v1;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -769,11 +769,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v924 = v923 + v903;
     out[v924] = v921;
   }
-  const uint v925 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v925 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v927 = v440 + v925;
-  const uint v928 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v928 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v930 = v443 + v928;
-  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v932 = v930 < v1;
   const bool v933 = v931 && v932;
   if (v933) {
@@ -792,11 +792,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v951 = v950 + v930;
     out[v951] = v948;
   }
-  const uint v952 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v952 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v954 = v440 + v952;
-  const uint v955 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v955 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v957 = v443 + v955;
-  const bool v958 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v958 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v959 = v957 < v1;
   const bool v960 = v958 && v959;
   if (v960) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v978 = v977 + v957;
     out[v978] = v975;
   }
-  const uint v979 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v979 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v981 = v440 + v979;
-  const uint v982 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v982 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v984 = v443 + v982;
-  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v986 = v984 < v1;
   const bool v987 = v985 && v986;
   if (v987) {
@@ -838,11 +838,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1005 = v1004 + v984;
     out[v1005] = v1002;
   }
-  const uint v1006 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1006 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1008 = v440 + v1006;
-  const uint v1009 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1009 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1011 = v443 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -861,11 +861,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1032 = v1031 + v1011;
     out[v1032] = v1029;
   }
-  const uint v1033 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1033 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1035 = v440 + v1033;
-  const uint v1036 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1036 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1038 = v443 + v1036;
-  const bool v1039 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1039 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1040 = v1038 < v1;
   const bool v1041 = v1039 && v1040;
   if (v1041) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1059 = v1058 + v1038;
     out[v1059] = v1056;
   }
-  const uint v1060 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1060 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1062 = v440 + v1060;
-  const uint v1063 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1063 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1065 = v443 + v1063;
-  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -907,11 +907,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1086 = v1085 + v1065;
     out[v1086] = v1083;
   }
-  const uint v1087 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1087 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1089 = v440 + v1087;
-  const uint v1090 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1090 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1092 = v443 + v1090;
-  const bool v1093 = v1089 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1093 = v1089 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1094 = v1092 < v1;
   const bool v1095 = v1093 && v1094;
   if (v1095) {
@@ -930,11 +930,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1113 = v1112 + v1092;
     out[v1113] = v1110;
   }
-  const uint v1114 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1114 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1116 = v440 + v1114;
-  const uint v1117 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1117 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1119 = v443 + v1117;
-  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1121 = v1119 < v1;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -953,11 +953,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1140 = v1139 + v1119;
     out[v1140] = v1137;
   }
-  const uint v1141 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1141 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1143 = v440 + v1141;
-  const uint v1144 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1144 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1146 = v443 + v1144;
-  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1148 = v1146 < v1;
   const bool v1149 = v1147 && v1148;
   if (v1149) {
@@ -976,11 +976,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1167 = v1166 + v1146;
     out[v1167] = v1164;
   }
-  const uint v1168 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1168 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1170 = v440 + v1168;
-  const uint v1171 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1171 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1173 = v443 + v1171;
-  const bool v1174 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1174 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1175 = v1173 < v1;
   const bool v1176 = v1174 && v1175;
   if (v1176) {
@@ -999,11 +999,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1194 = v1193 + v1173;
     out[v1194] = v1191;
   }
-  const uint v1195 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1195 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1197 = v440 + v1195;
-  const uint v1198 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1198 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1200 = v443 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1022,11 +1022,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1221 = v1220 + v1200;
     out[v1221] = v1218;
   }
-  const uint v1222 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1222 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1224 = v440 + v1222;
-  const uint v1225 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1225 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1227 = v443 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1229 = v1227 < v1;
   const bool v1230 = v1228 && v1229;
   if (v1230) {
@@ -1045,11 +1045,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1248 = v1247 + v1227;
     out[v1248] = v1245;
   }
-  const uint v1249 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1249 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1251 = v440 + v1249;
-  const uint v1252 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1252 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1254 = v443 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1068,11 +1068,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1275 = v1274 + v1254;
     out[v1275] = v1272;
   }
-  const uint v1276 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1276 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1278 = v440 + v1276;
-  const uint v1279 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1279 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1281 = v443 + v1279;
-  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1283 = v1281 < v1;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
@@ -1091,11 +1091,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1302 = v1301 + v1281;
     out[v1302] = v1299;
   }
-  const uint v1303 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1303 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1305 = v440 + v1303;
-  const uint v1306 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1306 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1308 = v443 + v1306;
-  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1310 = v1308 < v1;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
@@ -1114,11 +1114,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1329 = v1328 + v1308;
     out[v1329] = v1326;
   }
-  const uint v1330 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1330 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1332 = v440 + v1330;
-  const uint v1333 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1333 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1335 = v443 + v1333;
-  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1337 = v1335 < v1;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1137,11 +1137,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1356 = v1355 + v1335;
     out[v1356] = v1353;
   }
-  const uint v1357 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1357 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1359 = v440 + v1357;
-  const uint v1360 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1360 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1362 = v443 + v1360;
-  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1364 = v1362 < v1;
   const bool v1365 = v1363 && v1364;
   if (v1365) {
@@ -1160,11 +1160,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1383 = v1382 + v1362;
     out[v1383] = v1380;
   }
-  const uint v1384 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1384 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1386 = v440 + v1384;
-  const uint v1387 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1387 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1389 = v443 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
@@ -1183,11 +1183,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1410 = v1409 + v1389;
     out[v1410] = v1407;
   }
-  const uint v1411 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1411 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1413 = v440 + v1411;
-  const uint v1414 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1414 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1416 = v443 + v1414;
-  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1418 = v1416 < v1;
   const bool v1419 = v1417 && v1418;
   if (v1419) {
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1437 = v1436 + v1416;
     out[v1437] = v1434;
   }
-  const uint v1438 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1438 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1440 = v440 + v1438;
-  const uint v1441 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1441 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1443 = v443 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1229,11 +1229,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1464 = v1463 + v1443;
     out[v1464] = v1461;
   }
-  const uint v1465 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1465 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1467 = v440 + v1465;
-  const uint v1468 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1468 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1470 = v443 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1472 = v1470 < v1;
   const bool v1473 = v1471 && v1472;
   if (v1473) {
@@ -1252,11 +1252,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1491 = v1490 + v1470;
     out[v1491] = v1488;
   }
-  const uint v1492 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1492 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1494 = v440 + v1492;
-  const uint v1495 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1495 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1497 = v443 + v1495;
-  const bool v1498 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1498 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1499 = v1497 < v1;
   const bool v1500 = v1498 && v1499;
   if (v1500) {
@@ -1275,11 +1275,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1518 = v1517 + v1497;
     out[v1518] = v1515;
   }
-  const uint v1519 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1519 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1521 = v440 + v1519;
-  const uint v1522 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1522 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1524 = v443 + v1522;
-  const bool v1525 = v1521 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1525 = v1521 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1526 = v1524 < v1;
   const bool v1527 = v1525 && v1526;
   if (v1527) {
@@ -1298,11 +1298,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1545 = v1544 + v1524;
     out[v1545] = v1542;
   }
-  const uint v1546 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1546 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1548 = v440 + v1546;
-  const uint v1549 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1549 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1551 = v443 + v1549;
-  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1553 = v1551 < v1;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1321,11 +1321,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1572 = v1571 + v1551;
     out[v1572] = v1569;
   }
-  const uint v1573 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1573 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1575 = v440 + v1573;
-  const uint v1576 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1576 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1578 = v443 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1580 = v1578 < v1;
   const bool v1581 = v1579 && v1580;
   if (v1581) {
@@ -1344,11 +1344,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1599 = v1598 + v1578;
     out[v1599] = v1596;
   }
-  const uint v1600 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1600 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1602 = v440 + v1600;
-  const uint v1603 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1603 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1605 = v443 + v1603;
-  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1607 = v1605 < v1;
   const bool v1608 = v1606 && v1607;
   if (v1608) {
@@ -1367,11 +1367,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1626 = v1625 + v1605;
     out[v1626] = v1623;
   }
-  const uint v1627 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1627 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1629 = v440 + v1627;
-  const uint v1630 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1630 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1632 = v443 + v1630;
-  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1634 = v1632 < v1;
   const bool v1635 = v1633 && v1634;
   if (v1635) {
@@ -1390,11 +1390,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1653 = v1652 + v1632;
     out[v1653] = v1650;
   }
-  const uint v1654 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1654 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1656 = v440 + v1654;
-  const uint v1657 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1657 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1659 = v443 + v1657;
-  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1661 = v1659 < v1;
   const bool v1662 = v1660 && v1661;
   if (v1662) {
@@ -1413,11 +1413,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1680 = v1679 + v1659;
     out[v1680] = v1677;
   }
-  const uint v1681 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1681 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1683 = v440 + v1681;
-  const uint v1684 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1684 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1686 = v443 + v1684;
-  const bool v1687 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1687 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1688 = v1686 < v1;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
@@ -1436,11 +1436,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1707 = v1706 + v1686;
     out[v1707] = v1704;
   }
-  const uint v1708 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1708 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1710 = v440 + v1708;
-  const uint v1711 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1711 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1713 = v443 + v1711;
-  const bool v1714 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1714 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1715 = v1713 < v1;
   const bool v1716 = v1714 && v1715;
   if (v1716) {
@@ -1459,11 +1459,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1734 = v1733 + v1713;
     out[v1734] = v1731;
   }
-  const uint v1735 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1735 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1737 = v440 + v1735;
-  const uint v1738 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1738 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1740 = v443 + v1738;
-  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1742 = v1740 < v1;
   const bool v1743 = v1741 && v1742;
   if (v1743) {
@@ -1482,11 +1482,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1761 = v1760 + v1740;
     out[v1761] = v1758;
   }
-  const uint v1762 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1762 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1764 = v440 + v1762;
-  const uint v1765 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1765 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1767 = v443 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -1505,11 +1505,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1788 = v1787 + v1767;
     out[v1788] = v1785;
   }
-  const uint v1789 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1789 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1791 = v440 + v1789;
-  const uint v1792 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1792 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1794 = v443 + v1792;
-  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1796 = v1794 < v1;
   const bool v1797 = v1795 && v1796;
   if (v1797) {
@@ -1528,11 +1528,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1815 = v1814 + v1794;
     out[v1815] = v1812;
   }
-  const uint v1816 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1816 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1818 = v440 + v1816;
-  const uint v1819 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1819 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1821 = v443 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -1551,11 +1551,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1842 = v1841 + v1821;
     out[v1842] = v1839;
   }
-  const uint v1843 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1843 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1845 = v440 + v1843;
-  const uint v1846 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1846 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1848 = v443 + v1846;
-  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1850 = v1848 < v1;
   const bool v1851 = v1849 && v1850;
   if (v1851) {
@@ -1574,11 +1574,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1869 = v1868 + v1848;
     out[v1869] = v1866;
   }
-  const uint v1870 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1870 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1872 = v440 + v1870;
-  const uint v1873 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1873 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1875 = v443 + v1873;
-  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1877 = v1875 < v1;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1896 = v1895 + v1875;
     out[v1896] = v1893;
   }
-  const uint v1897 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1897 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1899 = v440 + v1897;
-  const uint v1900 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1900 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1902 = v443 + v1900;
-  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1904 = v1902 < v1;
   const bool v1905 = v1903 && v1904;
   if (v1905) {
@@ -1620,11 +1620,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1923 = v1922 + v1902;
     out[v1923] = v1920;
   }
-  const uint v1924 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1924 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1926 = v440 + v1924;
-  const uint v1927 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1927 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1929 = v443 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1931 = v1929 < v1;
   const bool v1932 = v1930 && v1931;
   if (v1932) {
@@ -1643,11 +1643,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1950 = v1949 + v1929;
     out[v1950] = v1947;
   }
-  const uint v1951 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1951 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1953 = v440 + v1951;
-  const uint v1954 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1954 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1956 = v443 + v1954;
-  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1958 = v1956 < v1;
   const bool v1959 = v1957 && v1958;
   if (v1959) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1977 = v1976 + v1956;
     out[v1977] = v1974;
   }
-  const uint v1978 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1978 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1980 = v440 + v1978;
-  const uint v1981 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1981 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1983 = v443 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -1689,11 +1689,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2004 = v2003 + v1983;
     out[v2004] = v2001;
   }
-  const uint v2005 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2005 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2007 = v440 + v2005;
-  const uint v2008 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2008 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2010 = v443 + v2008;
-  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2012 = v2010 < v1;
   const bool v2013 = v2011 && v2012;
   if (v2013) {
@@ -1712,11 +1712,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2031 = v2030 + v2010;
     out[v2031] = v2028;
   }
-  const uint v2032 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2032 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2034 = v440 + v2032;
-  const uint v2035 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2035 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2037 = v443 + v2035;
-  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2039 = v2037 < v1;
   const bool v2040 = v2038 && v2039;
   if (v2040) {
@@ -1735,11 +1735,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2058 = v2057 + v2037;
     out[v2058] = v2055;
   }
-  const uint v2059 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2059 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2061 = v440 + v2059;
-  const uint v2062 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2062 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2064 = v443 + v2062;
-  const bool v2065 = v2061 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2065 = v2061 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2066 = v2064 < v1;
   const bool v2067 = v2065 && v2066;
   if (v2067) {
@@ -1758,11 +1758,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2085 = v2084 + v2064;
     out[v2085] = v2082;
   }
-  const uint v2086 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2086 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2088 = v440 + v2086;
-  const uint v2089 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2089 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2091 = v443 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -1781,11 +1781,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2112 = v2111 + v2091;
     out[v2112] = v2109;
   }
-  const uint v2113 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2113 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2115 = v440 + v2113;
-  const uint v2116 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2116 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2118 = v443 + v2116;
-  const bool v2119 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2119 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2120 = v2118 < v1;
   const bool v2121 = v2119 && v2120;
   if (v2121) {
@@ -1804,11 +1804,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2139 = v2138 + v2118;
     out[v2139] = v2136;
   }
-  const uint v2140 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2140 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2142 = v440 + v2140;
-  const uint v2143 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2143 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2145 = v443 + v2143;
-  const bool v2146 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2146 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2147 = v2145 < v1;
   const bool v2148 = v2146 && v2147;
   if (v2148) {

@@ -91,27 +91,27 @@ kernel void iron_gemm_bias_kn_silu_f16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, half(half(0.0f)));
-  iron_frag<half, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<half, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, half(half(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const uint v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -208,17 +208,17 @@ kernel void iron_gemm_bias_kn_silu_f16(
     for (uint e = 0; e < 8u; ++e) {
       shm1[v195 + e] = v185 ? b[v191 + e] : half(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -263,7 +263,7 @@ kernel void iron_gemm_bias_kn_silu_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : half(0);
         }
-        const uint v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -289,32 +289,32 @@ kernel void iron_gemm_bias_kn_silu_f16(
           shm1[v357 + e] = v347 ? b[v353 + e] : half(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 5120u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(40u));
-      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v26, shm1, long(v371), long(72u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v377), long(40u));
-      const uint v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const uint v381 = v380 + v20;
       iron_frag_load<false>(v26, shm1, long(v381), long(72u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v385 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v386 = iron_tid.x;
-    const uint v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const uint v454 = v442 + 16u;
-    const uint v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:123
+    const uint v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (uint v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v388 = v386; v388 < 4096u; v388 += v385) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v390 = v388 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v392 = v388 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -360,23 +360,23 @@ kernel void iron_gemm_bias_kn_silu_f16(
           shm1[v435] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v442), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v20), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v24, shm0, long(v454), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v458), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v442), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v20), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v24, shm0, long(v454), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v458), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v459 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v459 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v460 = v8 + v16;
   const uint v461 = v460 + v459;
-  const uint v462 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v462 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v463 = v11 + v20;
   const uint v464 = v463 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -394,11 +394,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v481 = v480 + v464;
     out[v481] = v479;
   }
-  const uint v482 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v482 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v484 = v460 + v482;
-  const uint v485 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v485 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v487 = v463 + v485;
-  const bool v488 = v484 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v488 = v484 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v489 = v487 < v1;
   const bool v490 = v488 && v489;
   if (v490) {
@@ -416,11 +416,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v504 = v503 + v487;
     out[v504] = v502;
   }
-  const uint v505 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v505 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v507 = v460 + v505;
-  const uint v508 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v508 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v510 = v463 + v508;
-  const bool v511 = v507 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v511 = v507 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v512 = v510 < v1;
   const bool v513 = v511 && v512;
   if (v513) {
@@ -438,11 +438,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v527 = v526 + v510;
     out[v527] = v525;
   }
-  const uint v528 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v528 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v530 = v460 + v528;
-  const uint v531 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v531 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v533 = v463 + v531;
-  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v535 = v533 < v1;
   const bool v536 = v534 && v535;
   if (v536) {
@@ -460,11 +460,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v550 = v549 + v533;
     out[v550] = v548;
   }
-  const uint v551 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v551 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v553 = v460 + v551;
-  const uint v554 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v554 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v556 = v463 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -482,11 +482,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v573 = v572 + v556;
     out[v573] = v571;
   }
-  const uint v574 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v574 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v576 = v460 + v574;
-  const uint v577 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v577 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v579 = v463 + v577;
-  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v581 = v579 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -504,11 +504,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v596 = v595 + v579;
     out[v596] = v594;
   }
-  const uint v597 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v597 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v599 = v460 + v597;
-  const uint v600 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v600 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v602 = v463 + v600;
-  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v604 = v602 < v1;
   const bool v605 = v603 && v604;
   if (v605) {
@@ -526,11 +526,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v619 = v618 + v602;
     out[v619] = v617;
   }
-  const uint v620 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v620 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v622 = v460 + v620;
-  const uint v623 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v623 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v625 = v463 + v623;
-  const bool v626 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v626 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v627 = v625 < v1;
   const bool v628 = v626 && v627;
   if (v628) {
@@ -548,11 +548,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v642 = v641 + v625;
     out[v642] = v640;
   }
-  const uint v643 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v643 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v645 = v460 + v643;
-  const uint v646 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v646 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v648 = v463 + v646;
-  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v650 = v648 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
@@ -570,11 +570,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v665 = v664 + v648;
     out[v665] = v663;
   }
-  const uint v666 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v666 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v668 = v460 + v666;
-  const uint v669 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v669 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v671 = v463 + v669;
-  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v673 = v671 < v1;
   const bool v674 = v672 && v673;
   if (v674) {
@@ -592,11 +592,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v688 = v687 + v671;
     out[v688] = v686;
   }
-  const uint v689 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v689 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v691 = v460 + v689;
-  const uint v692 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v692 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v694 = v463 + v692;
-  const bool v695 = v691 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v695 = v691 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v696 = v694 < v1;
   const bool v697 = v695 && v696;
   if (v697) {
@@ -614,11 +614,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v711 = v710 + v694;
     out[v711] = v709;
   }
-  const uint v712 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v712 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v714 = v460 + v712;
-  const uint v715 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v715 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v717 = v463 + v715;
-  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v719 = v717 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
@@ -636,11 +636,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v734 = v733 + v717;
     out[v734] = v732;
   }
-  const uint v735 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v735 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v737 = v460 + v735;
-  const uint v738 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v738 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v740 = v463 + v738;
-  const bool v741 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v741 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v742 = v740 < v1;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -658,11 +658,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v757 = v756 + v740;
     out[v757] = v755;
   }
-  const uint v758 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v758 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v760 = v460 + v758;
-  const uint v761 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v761 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v763 = v463 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v765 = v763 < v1;
   const bool v766 = v764 && v765;
   if (v766) {
@@ -680,11 +680,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v780 = v779 + v763;
     out[v780] = v778;
   }
-  const uint v781 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v781 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v783 = v460 + v781;
-  const uint v784 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v784 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v786 = v463 + v784;
-  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v788 = v786 < v1;
   const bool v789 = v787 && v788;
   if (v789) {
@@ -702,11 +702,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v803 = v802 + v786;
     out[v803] = v801;
   }
-  const uint v804 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v804 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v806 = v460 + v804;
-  const uint v807 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v807 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v809 = v463 + v807;
-  const bool v810 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v810 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v811 = v809 < v1;
   const bool v812 = v810 && v811;
   if (v812) {
@@ -724,11 +724,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v826 = v825 + v809;
     out[v826] = v824;
   }
-  const uint v827 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v827 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v829 = v460 + v827;
-  const uint v830 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v830 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v832 = v463 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -746,11 +746,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v849 = v848 + v832;
     out[v849] = v847;
   }
-  const uint v850 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v850 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v852 = v460 + v850;
-  const uint v853 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v853 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v855 = v463 + v853;
-  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -768,11 +768,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v872 = v871 + v855;
     out[v872] = v870;
   }
-  const uint v873 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v873 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v875 = v460 + v873;
-  const uint v876 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v876 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v878 = v463 + v876;
-  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v880 = v878 < v1;
   const bool v881 = v879 && v880;
   if (v881) {
@@ -790,11 +790,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v895 = v894 + v878;
     out[v895] = v893;
   }
-  const uint v896 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v896 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v898 = v460 + v896;
-  const uint v899 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v899 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v901 = v463 + v899;
-  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v903 = v901 < v1;
   const bool v904 = v902 && v903;
   if (v904) {
@@ -812,11 +812,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v918 = v917 + v901;
     out[v918] = v916;
   }
-  const uint v919 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v919 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v921 = v460 + v919;
-  const uint v922 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v922 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v924 = v463 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
@@ -834,11 +834,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v941 = v940 + v924;
     out[v941] = v939;
   }
-  const uint v942 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v942 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v944 = v460 + v942;
-  const uint v945 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v945 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v947 = v463 + v945;
-  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v949 = v947 < v1;
   const bool v950 = v948 && v949;
   if (v950) {
@@ -856,11 +856,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v964 = v963 + v947;
     out[v964] = v962;
   }
-  const uint v965 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v965 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v967 = v460 + v965;
-  const uint v968 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v968 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v970 = v463 + v968;
-  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v972 = v970 < v1;
   const bool v973 = v971 && v972;
   if (v973) {
@@ -878,11 +878,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v987 = v986 + v970;
     out[v987] = v985;
   }
-  const uint v988 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v988 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v990 = v460 + v988;
-  const uint v991 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v991 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v993 = v463 + v991;
-  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v995 = v993 < v1;
   const bool v996 = v994 && v995;
   if (v996) {
@@ -900,11 +900,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1010 = v1009 + v993;
     out[v1010] = v1008;
   }
-  const uint v1011 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1011 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1013 = v460 + v1011;
-  const uint v1014 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1014 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1016 = v463 + v1014;
-  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1018 = v1016 < v1;
   const bool v1019 = v1017 && v1018;
   if (v1019) {
@@ -922,11 +922,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1033 = v1032 + v1016;
     out[v1033] = v1031;
   }
-  const uint v1034 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1034 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1036 = v460 + v1034;
-  const uint v1037 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1037 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1039 = v463 + v1037;
-  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -944,11 +944,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1056 = v1055 + v1039;
     out[v1056] = v1054;
   }
-  const uint v1057 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1057 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1059 = v460 + v1057;
-  const uint v1060 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1060 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1062 = v463 + v1060;
-  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1064 = v1062 < v1;
   const bool v1065 = v1063 && v1064;
   if (v1065) {
@@ -966,11 +966,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1079 = v1078 + v1062;
     out[v1079] = v1077;
   }
-  const uint v1080 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1080 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1082 = v460 + v1080;
-  const uint v1083 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1083 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1085 = v463 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -988,11 +988,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1102 = v1101 + v1085;
     out[v1102] = v1100;
   }
-  const uint v1103 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1103 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1105 = v460 + v1103;
-  const uint v1106 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1106 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1108 = v463 + v1106;
-  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1010,11 +1010,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1125 = v1124 + v1108;
     out[v1125] = v1123;
   }
-  const uint v1126 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1126 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1128 = v460 + v1126;
-  const uint v1129 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1129 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1131 = v463 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1133 = v1131 < v1;
   const bool v1134 = v1132 && v1133;
   if (v1134) {
@@ -1032,11 +1032,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1148 = v1147 + v1131;
     out[v1148] = v1146;
   }
-  const uint v1149 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1149 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1151 = v460 + v1149;
-  const uint v1152 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1152 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1154 = v463 + v1152;
-  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1156 = v1154 < v1;
   const bool v1157 = v1155 && v1156;
   if (v1157) {
@@ -1054,11 +1054,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1171 = v1170 + v1154;
     out[v1171] = v1169;
   }
-  const uint v1172 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1172 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1174 = v460 + v1172;
-  const uint v1175 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1175 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1177 = v463 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1076,11 +1076,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1194 = v1193 + v1177;
     out[v1194] = v1192;
   }
-  const uint v1195 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1195 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1197 = v460 + v1195;
-  const uint v1198 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1198 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1200 = v463 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1098,11 +1098,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1217 = v1216 + v1200;
     out[v1217] = v1215;
   }
-  const uint v1218 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1218 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1220 = v460 + v1218;
-  const uint v1221 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1221 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1223 = v463 + v1221;
-  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1225 = v1223 < v1;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1240 = v1239 + v1223;
     out[v1240] = v1238;
   }
-  const uint v1241 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1241 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1243 = v460 + v1241;
-  const uint v1244 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1244 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1246 = v463 + v1244;
-  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1248 = v1246 < v1;
   const bool v1249 = v1247 && v1248;
   if (v1249) {
@@ -1142,11 +1142,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1263 = v1262 + v1246;
     out[v1263] = v1261;
   }
-  const uint v1264 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1264 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1266 = v460 + v1264;
-  const uint v1267 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1267 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1269 = v463 + v1267;
-  const bool v1270 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1270 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1271 = v1269 < v1;
   const bool v1272 = v1270 && v1271;
   if (v1272) {
@@ -1164,11 +1164,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1286 = v1285 + v1269;
     out[v1286] = v1284;
   }
-  const uint v1287 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1287 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1289 = v460 + v1287;
-  const uint v1290 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1290 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1292 = v463 + v1290;
-  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1186,11 +1186,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1309 = v1308 + v1292;
     out[v1309] = v1307;
   }
-  const uint v1310 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1310 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1312 = v460 + v1310;
-  const uint v1313 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1313 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1315 = v463 + v1313;
-  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1317 = v1315 < v1;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
@@ -1208,11 +1208,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1332 = v1331 + v1315;
     out[v1332] = v1330;
   }
-  const uint v1333 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1333 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1335 = v460 + v1333;
-  const uint v1336 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1336 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1338 = v463 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1340 = v1338 < v1;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
@@ -1230,11 +1230,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1355 = v1354 + v1338;
     out[v1355] = v1353;
   }
-  const uint v1356 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1356 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1358 = v460 + v1356;
-  const uint v1359 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1359 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1361 = v463 + v1359;
-  const bool v1362 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1362 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1363 = v1361 < v1;
   const bool v1364 = v1362 && v1363;
   if (v1364) {
@@ -1252,11 +1252,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1378 = v1377 + v1361;
     out[v1378] = v1376;
   }
-  const uint v1379 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1379 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1381 = v460 + v1379;
-  const uint v1382 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1382 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1384 = v463 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1401 = v1400 + v1384;
     out[v1401] = v1399;
   }
-  const uint v1402 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1402 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1404 = v460 + v1402;
-  const uint v1405 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1405 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1407 = v463 + v1405;
-  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1409 = v1407 < v1;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1296,11 +1296,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1424 = v1423 + v1407;
     out[v1424] = v1422;
   }
-  const uint v1425 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1425 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1427 = v460 + v1425;
-  const uint v1428 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1428 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1430 = v463 + v1428;
-  const bool v1431 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1431 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1432 = v1430 < v1;
   const bool v1433 = v1431 && v1432;
   if (v1433) {
@@ -1318,11 +1318,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1447 = v1446 + v1430;
     out[v1447] = v1445;
   }
-  const uint v1448 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1448 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1450 = v460 + v1448;
-  const uint v1451 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1451 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1453 = v463 + v1451;
-  const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1455 = v1453 < v1;
   const bool v1456 = v1454 && v1455;
   if (v1456) {
@@ -1340,11 +1340,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1470 = v1469 + v1453;
     out[v1470] = v1468;
   }
-  const uint v1471 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1471 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1473 = v460 + v1471;
-  const uint v1474 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1474 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1476 = v463 + v1474;
-  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1478 = v1476 < v1;
   const bool v1479 = v1477 && v1478;
   if (v1479) {
@@ -1362,11 +1362,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1493 = v1492 + v1476;
     out[v1493] = v1491;
   }
-  const uint v1494 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1494 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1496 = v460 + v1494;
-  const uint v1497 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1497 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1499 = v463 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1384,11 +1384,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1516 = v1515 + v1499;
     out[v1516] = v1514;
   }
-  const uint v1517 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1517 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1519 = v460 + v1517;
-  const uint v1520 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1520 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1522 = v463 + v1520;
-  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1524 = v1522 < v1;
   const bool v1525 = v1523 && v1524;
   if (v1525) {
@@ -1406,11 +1406,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1539 = v1538 + v1522;
     out[v1539] = v1537;
   }
-  const uint v1540 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1540 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1542 = v460 + v1540;
-  const uint v1543 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1543 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1545 = v463 + v1543;
-  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1547 = v1545 < v1;
   const bool v1548 = v1546 && v1547;
   if (v1548) {
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1562 = v1561 + v1545;
     out[v1562] = v1560;
   }
-  const uint v1563 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1563 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1565 = v460 + v1563;
-  const uint v1566 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1566 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1568 = v463 + v1566;
-  const bool v1569 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1569 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1570 = v1568 < v1;
   const bool v1571 = v1569 && v1570;
   if (v1571) {
@@ -1450,11 +1450,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1585 = v1584 + v1568;
     out[v1585] = v1583;
   }
-  const uint v1586 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1586 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1588 = v460 + v1586;
-  const uint v1589 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1589 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1591 = v463 + v1589;
-  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1472,11 +1472,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1608 = v1607 + v1591;
     out[v1608] = v1606;
   }
-  const uint v1609 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1609 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1611 = v460 + v1609;
-  const uint v1612 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1612 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1614 = v463 + v1612;
-  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1616 = v1614 < v1;
   const bool v1617 = v1615 && v1616;
   if (v1617) {
@@ -1494,11 +1494,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1631 = v1630 + v1614;
     out[v1631] = v1629;
   }
-  const uint v1632 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1632 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1634 = v460 + v1632;
-  const uint v1635 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1635 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1637 = v463 + v1635;
-  const bool v1638 = v1634 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1638 = v1634 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1639 = v1637 < v1;
   const bool v1640 = v1638 && v1639;
   if (v1640) {
@@ -1516,11 +1516,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1654 = v1653 + v1637;
     out[v1654] = v1652;
   }
-  const uint v1655 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1655 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1657 = v460 + v1655;
-  const uint v1658 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1658 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1660 = v463 + v1658;
-  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1662 = v1660 < v1;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
@@ -1538,11 +1538,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1677 = v1676 + v1660;
     out[v1677] = v1675;
   }
-  const uint v1678 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1678 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1680 = v460 + v1678;
-  const uint v1681 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1681 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1683 = v463 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1560,11 +1560,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1700 = v1699 + v1683;
     out[v1700] = v1698;
   }
-  const uint v1701 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1701 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1703 = v460 + v1701;
-  const uint v1704 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1704 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1706 = v463 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1708 = v1706 < v1;
   const bool v1709 = v1707 && v1708;
   if (v1709) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1723 = v1722 + v1706;
     out[v1723] = v1721;
   }
-  const uint v1724 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1724 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1726 = v460 + v1724;
-  const uint v1727 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1727 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1729 = v463 + v1727;
-  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1604,11 +1604,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1746 = v1745 + v1729;
     out[v1746] = v1744;
   }
-  const uint v1747 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1747 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1749 = v460 + v1747;
-  const uint v1750 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1750 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1752 = v463 + v1750;
-  const bool v1753 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1753 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1754 = v1752 < v1;
   const bool v1755 = v1753 && v1754;
   if (v1755) {
@@ -1626,11 +1626,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1769 = v1768 + v1752;
     out[v1769] = v1767;
   }
-  const uint v1770 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1770 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1772 = v460 + v1770;
-  const uint v1773 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1773 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1775 = v463 + v1773;
-  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1792 = v1791 + v1775;
     out[v1792] = v1790;
   }
-  const uint v1793 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1793 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1795 = v460 + v1793;
-  const uint v1796 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1796 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1798 = v463 + v1796;
-  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1800 = v1798 < v1;
   const bool v1801 = v1799 && v1800;
   if (v1801) {
@@ -1670,11 +1670,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1815 = v1814 + v1798;
     out[v1815] = v1813;
   }
-  const uint v1816 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1816 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1818 = v460 + v1816;
-  const uint v1819 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1819 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1821 = v463 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -1692,11 +1692,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1838 = v1837 + v1821;
     out[v1838] = v1836;
   }
-  const uint v1839 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1839 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1841 = v460 + v1839;
-  const uint v1842 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1842 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1844 = v463 + v1842;
-  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1846 = v1844 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
@@ -1714,11 +1714,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1861 = v1860 + v1844;
     out[v1861] = v1859;
   }
-  const uint v1862 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1862 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1864 = v460 + v1862;
-  const uint v1865 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1865 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1867 = v463 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -1736,11 +1736,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1884 = v1883 + v1867;
     out[v1884] = v1882;
   }
-  const uint v1885 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1885 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1887 = v460 + v1885;
-  const uint v1888 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1888 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1890 = v463 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1892 = v1890 < v1;
   const bool v1893 = v1891 && v1892;
   if (v1893) {
@@ -1758,11 +1758,11 @@ kernel void iron_gemm_bias_kn_silu_f16(
     const uint v1907 = v1906 + v1890;
     out[v1907] = v1905;
   }
-  const uint v1908 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1908 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1910 = v460 + v1908;
-  const uint v1911 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1911 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1913 = v463 + v1911;
-  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1915 = v1913 < v1;
   const bool v1916 = v1914 && v1915;
   if (v1916) {

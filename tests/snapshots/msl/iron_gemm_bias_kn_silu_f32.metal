@@ -85,27 +85,27 @@ kernel void iron_gemm_bias_kn_silu_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const uint v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -202,17 +202,17 @@ kernel void iron_gemm_bias_kn_silu_f32(
     for (uint e = 0; e < 4u; ++e) {
       shm1[v195 + e] = v185 ? b[v191 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -257,7 +257,7 @@ kernel void iron_gemm_bias_kn_silu_f32(
         for (uint e = 0; e < 4u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : float(0);
         }
-        const uint v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -283,24 +283,24 @@ kernel void iron_gemm_bias_kn_silu_f32(
           shm1[v357 + e] = v347 ? b[v353 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 2560u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(20u));
-      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v26, shm1, long(v371), long(68u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v375 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v376 = iron_tid.x;
-    const uint v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v378 = v376; v378 < 2048u; v378 += v375) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v380 = v378 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v382 = v378 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -346,20 +346,20 @@ kernel void iron_gemm_bias_kn_silu_f32(
           shm1[v425] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v432), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v20), long(68u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v432), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v20), long(68u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v439 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v439 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v440 = v8 + v16;
   const uint v441 = v440 + v439;
-  const uint v442 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v442 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v443 = v11 + v20;
   const uint v444 = v443 + v442;
-  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v446 = v444 < v1;
   const bool v447 = v445 && v446;
   if (v447) {
@@ -374,11 +374,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v459 = v458 + v444;
     out[v459] = v456;
   }
-  const uint v460 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v460 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v462 = v440 + v460;
-  const uint v463 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v463 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v465 = v443 + v463;
-  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v467 = v465 < v1;
   const bool v468 = v466 && v467;
   if (v468) {
@@ -393,11 +393,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v480 = v479 + v465;
     out[v480] = v477;
   }
-  const uint v481 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v481 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v483 = v440 + v481;
-  const uint v484 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v484 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v486 = v443 + v484;
-  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v488 = v486 < v1;
   const bool v489 = v487 && v488;
   if (v489) {
@@ -412,11 +412,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v501 = v500 + v486;
     out[v501] = v498;
   }
-  const uint v502 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v502 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v504 = v440 + v502;
-  const uint v505 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v505 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v507 = v443 + v505;
-  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v509 = v507 < v1;
   const bool v510 = v508 && v509;
   if (v510) {
@@ -431,11 +431,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v522 = v521 + v507;
     out[v522] = v519;
   }
-  const uint v523 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v523 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v525 = v440 + v523;
-  const uint v526 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v526 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v528 = v443 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
@@ -450,11 +450,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v543 = v542 + v528;
     out[v543] = v540;
   }
-  const uint v544 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v544 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v546 = v440 + v544;
-  const uint v547 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v547 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v549 = v443 + v547;
-  const bool v550 = v546 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v550 = v546 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v551 = v549 < v1;
   const bool v552 = v550 && v551;
   if (v552) {
@@ -469,11 +469,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v564 = v563 + v549;
     out[v564] = v561;
   }
-  const uint v565 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v565 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v567 = v440 + v565;
-  const uint v568 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v568 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v570 = v443 + v568;
-  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v572 = v570 < v1;
   const bool v573 = v571 && v572;
   if (v573) {
@@ -488,11 +488,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v585 = v584 + v570;
     out[v585] = v582;
   }
-  const uint v586 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v586 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v588 = v440 + v586;
-  const uint v589 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v589 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v591 = v443 + v589;
-  const bool v592 = v588 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v592 = v588 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v593 = v591 < v1;
   const bool v594 = v592 && v593;
   if (v594) {
@@ -507,11 +507,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v606 = v605 + v591;
     out[v606] = v603;
   }
-  const uint v607 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v607 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v609 = v440 + v607;
-  const uint v610 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v610 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v612 = v443 + v610;
-  const bool v613 = v609 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v613 = v609 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v614 = v612 < v1;
   const bool v615 = v613 && v614;
   if (v615) {
@@ -526,11 +526,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v627 = v626 + v612;
     out[v627] = v624;
   }
-  const uint v628 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v628 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v630 = v440 + v628;
-  const uint v631 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v631 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v633 = v443 + v631;
-  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v635 = v633 < v1;
   const bool v636 = v634 && v635;
   if (v636) {
@@ -545,11 +545,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v648 = v647 + v633;
     out[v648] = v645;
   }
-  const uint v649 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v649 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v651 = v440 + v649;
-  const uint v652 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v652 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v654 = v443 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v656 = v654 < v1;
   const bool v657 = v655 && v656;
   if (v657) {
@@ -564,11 +564,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v669 = v668 + v654;
     out[v669] = v666;
   }
-  const uint v670 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v670 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v672 = v440 + v670;
-  const uint v673 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v673 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v675 = v443 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -583,11 +583,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v690 = v689 + v675;
     out[v690] = v687;
   }
-  const uint v691 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v691 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v693 = v440 + v691;
-  const uint v694 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v694 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v696 = v443 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -602,11 +602,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v711 = v710 + v696;
     out[v711] = v708;
   }
-  const uint v712 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v712 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v714 = v440 + v712;
-  const uint v715 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v715 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v717 = v443 + v715;
-  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v719 = v717 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
@@ -621,11 +621,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v732 = v731 + v717;
     out[v732] = v729;
   }
-  const uint v733 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v733 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v735 = v440 + v733;
-  const uint v736 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v736 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v738 = v443 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v740 = v738 < v1;
   const bool v741 = v739 && v740;
   if (v741) {
@@ -640,11 +640,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v753 = v752 + v738;
     out[v753] = v750;
   }
-  const uint v754 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v754 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v756 = v440 + v754;
-  const uint v757 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v757 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v759 = v443 + v757;
-  const bool v760 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v760 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v761 = v759 < v1;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -659,11 +659,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v774 = v773 + v759;
     out[v774] = v771;
   }
-  const uint v775 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v775 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v777 = v440 + v775;
-  const uint v778 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v778 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v780 = v443 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -678,11 +678,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v795 = v794 + v780;
     out[v795] = v792;
   }
-  const uint v796 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v796 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v798 = v440 + v796;
-  const uint v799 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v799 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v801 = v443 + v799;
-  const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v803 = v801 < v1;
   const bool v804 = v802 && v803;
   if (v804) {
@@ -697,11 +697,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v816 = v815 + v801;
     out[v816] = v813;
   }
-  const uint v817 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v817 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v819 = v440 + v817;
-  const uint v820 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v820 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v822 = v443 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
@@ -716,11 +716,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v837 = v836 + v822;
     out[v837] = v834;
   }
-  const uint v838 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v838 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v840 = v440 + v838;
-  const uint v841 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v841 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v843 = v443 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -735,11 +735,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v858 = v857 + v843;
     out[v858] = v855;
   }
-  const uint v859 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v859 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v861 = v440 + v859;
-  const uint v862 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v862 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v864 = v443 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -754,11 +754,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v879 = v878 + v864;
     out[v879] = v876;
   }
-  const uint v880 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v880 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v882 = v440 + v880;
-  const uint v883 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v883 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v885 = v443 + v883;
-  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v887 = v885 < v1;
   const bool v888 = v886 && v887;
   if (v888) {
@@ -773,11 +773,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v900 = v899 + v885;
     out[v900] = v897;
   }
-  const uint v901 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v901 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v903 = v440 + v901;
-  const uint v904 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v904 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v906 = v443 + v904;
-  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v908 = v906 < v1;
   const bool v909 = v907 && v908;
   if (v909) {
@@ -792,11 +792,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v921 = v920 + v906;
     out[v921] = v918;
   }
-  const uint v922 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v922 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v924 = v440 + v922;
-  const uint v925 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v925 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v927 = v443 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -811,11 +811,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v942 = v941 + v927;
     out[v942] = v939;
   }
-  const uint v943 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v943 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v945 = v440 + v943;
-  const uint v946 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v946 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v948 = v443 + v946;
-  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v950 = v948 < v1;
   const bool v951 = v949 && v950;
   if (v951) {
@@ -830,11 +830,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v963 = v962 + v948;
     out[v963] = v960;
   }
-  const uint v964 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v964 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v966 = v440 + v964;
-  const uint v967 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v967 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v969 = v443 + v967;
-  const bool v970 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v970 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v971 = v969 < v1;
   const bool v972 = v970 && v971;
   if (v972) {
@@ -849,11 +849,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v984 = v983 + v969;
     out[v984] = v981;
   }
-  const uint v985 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v985 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v987 = v440 + v985;
-  const uint v988 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v988 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v990 = v443 + v988;
-  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v992 = v990 < v1;
   const bool v993 = v991 && v992;
   if (v993) {
@@ -868,11 +868,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1005 = v1004 + v990;
     out[v1005] = v1002;
   }
-  const uint v1006 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1006 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1008 = v440 + v1006;
-  const uint v1009 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1009 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1011 = v443 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -887,11 +887,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1026 = v1025 + v1011;
     out[v1026] = v1023;
   }
-  const uint v1027 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1027 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1029 = v440 + v1027;
-  const uint v1030 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1030 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1032 = v443 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -906,11 +906,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1047 = v1046 + v1032;
     out[v1047] = v1044;
   }
-  const uint v1048 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1048 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1050 = v440 + v1048;
-  const uint v1051 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1051 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1053 = v443 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -925,11 +925,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1068 = v1067 + v1053;
     out[v1068] = v1065;
   }
-  const uint v1069 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1069 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1071 = v440 + v1069;
-  const uint v1072 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1072 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1074 = v443 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1076 = v1074 < v1;
   const bool v1077 = v1075 && v1076;
   if (v1077) {
@@ -944,11 +944,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1089 = v1088 + v1074;
     out[v1089] = v1086;
   }
-  const uint v1090 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1090 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1092 = v440 + v1090;
-  const uint v1093 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1093 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1095 = v443 + v1093;
-  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -963,11 +963,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1110 = v1109 + v1095;
     out[v1110] = v1107;
   }
-  const uint v1111 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1111 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1113 = v440 + v1111;
-  const uint v1114 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1114 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1116 = v443 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1131 = v1130 + v1116;
     out[v1131] = v1128;
   }
-  const uint v1132 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1132 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1134 = v440 + v1132;
-  const uint v1135 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1135 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1137 = v443 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
@@ -1001,11 +1001,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1152 = v1151 + v1137;
     out[v1152] = v1149;
   }
-  const uint v1153 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1153 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1155 = v440 + v1153;
-  const uint v1156 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1156 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1158 = v443 + v1156;
-  const bool v1159 = v1155 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1159 = v1155 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1160 = v1158 < v1;
   const bool v1161 = v1159 && v1160;
   if (v1161) {
@@ -1020,11 +1020,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1173 = v1172 + v1158;
     out[v1173] = v1170;
   }
-  const uint v1174 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1174 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1176 = v440 + v1174;
-  const uint v1177 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1177 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1179 = v443 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1039,11 +1039,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1194 = v1193 + v1179;
     out[v1194] = v1191;
   }
-  const uint v1195 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1195 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1197 = v440 + v1195;
-  const uint v1198 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1198 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1200 = v443 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1058,11 +1058,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1215 = v1214 + v1200;
     out[v1215] = v1212;
   }
-  const uint v1216 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1216 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1218 = v440 + v1216;
-  const uint v1219 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1219 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1221 = v443 + v1219;
-  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1223 = v1221 < v1;
   const bool v1224 = v1222 && v1223;
   if (v1224) {
@@ -1077,11 +1077,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1236 = v1235 + v1221;
     out[v1236] = v1233;
   }
-  const uint v1237 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1237 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1239 = v440 + v1237;
-  const uint v1240 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1240 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1242 = v443 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1244 = v1242 < v1;
   const bool v1245 = v1243 && v1244;
   if (v1245) {
@@ -1096,11 +1096,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1257 = v1256 + v1242;
     out[v1257] = v1254;
   }
-  const uint v1258 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1258 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1260 = v440 + v1258;
-  const uint v1261 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1261 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1263 = v443 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1115,11 +1115,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1278 = v1277 + v1263;
     out[v1278] = v1275;
   }
-  const uint v1279 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1279 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1281 = v440 + v1279;
-  const uint v1282 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1282 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1284 = v443 + v1282;
-  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1286 = v1284 < v1;
   const bool v1287 = v1285 && v1286;
   if (v1287) {
@@ -1134,11 +1134,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1299 = v1298 + v1284;
     out[v1299] = v1296;
   }
-  const uint v1300 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1300 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1302 = v440 + v1300;
-  const uint v1303 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1303 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1305 = v443 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1307 = v1305 < v1;
   const bool v1308 = v1306 && v1307;
   if (v1308) {
@@ -1153,11 +1153,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1320 = v1319 + v1305;
     out[v1320] = v1317;
   }
-  const uint v1321 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1321 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1323 = v440 + v1321;
-  const uint v1324 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1324 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1326 = v443 + v1324;
-  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1328 = v1326 < v1;
   const bool v1329 = v1327 && v1328;
   if (v1329) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1341 = v1340 + v1326;
     out[v1341] = v1338;
   }
-  const uint v1342 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1342 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1344 = v440 + v1342;
-  const uint v1345 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1345 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1347 = v443 + v1345;
-  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1349 = v1347 < v1;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1191,11 +1191,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1362 = v1361 + v1347;
     out[v1362] = v1359;
   }
-  const uint v1363 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1363 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1365 = v440 + v1363;
-  const uint v1366 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1366 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1368 = v443 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1370 = v1368 < v1;
   const bool v1371 = v1369 && v1370;
   if (v1371) {
@@ -1210,11 +1210,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1383 = v1382 + v1368;
     out[v1383] = v1380;
   }
-  const uint v1384 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1384 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1386 = v440 + v1384;
-  const uint v1387 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1387 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1389 = v443 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
@@ -1229,11 +1229,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1404 = v1403 + v1389;
     out[v1404] = v1401;
   }
-  const uint v1405 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1405 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1407 = v440 + v1405;
-  const uint v1408 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1408 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1410 = v443 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1412 = v1410 < v1;
   const bool v1413 = v1411 && v1412;
   if (v1413) {
@@ -1248,11 +1248,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1425 = v1424 + v1410;
     out[v1425] = v1422;
   }
-  const uint v1426 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1426 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1428 = v440 + v1426;
-  const uint v1429 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1429 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1431 = v443 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1267,11 +1267,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1446 = v1445 + v1431;
     out[v1446] = v1443;
   }
-  const uint v1447 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1447 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1449 = v440 + v1447;
-  const uint v1450 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1450 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1452 = v443 + v1450;
-  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1454 = v1452 < v1;
   const bool v1455 = v1453 && v1454;
   if (v1455) {
@@ -1286,11 +1286,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1467 = v1466 + v1452;
     out[v1467] = v1464;
   }
-  const uint v1468 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1468 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1470 = v440 + v1468;
-  const uint v1471 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1471 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1473 = v443 + v1471;
-  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1475 = v1473 < v1;
   const bool v1476 = v1474 && v1475;
   if (v1476) {
@@ -1305,11 +1305,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1488 = v1487 + v1473;
     out[v1488] = v1485;
   }
-  const uint v1489 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1489 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1491 = v440 + v1489;
-  const uint v1492 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1492 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1494 = v443 + v1492;
-  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1496 = v1494 < v1;
   const bool v1497 = v1495 && v1496;
   if (v1497) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1509 = v1508 + v1494;
     out[v1509] = v1506;
   }
-  const uint v1510 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1510 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1512 = v440 + v1510;
-  const uint v1513 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1513 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1515 = v443 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1343,11 +1343,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1530 = v1529 + v1515;
     out[v1530] = v1527;
   }
-  const uint v1531 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1531 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1533 = v440 + v1531;
-  const uint v1534 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1534 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1536 = v443 + v1534;
-  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1538 = v1536 < v1;
   const bool v1539 = v1537 && v1538;
   if (v1539) {
@@ -1362,11 +1362,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1551 = v1550 + v1536;
     out[v1551] = v1548;
   }
-  const uint v1552 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1552 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1554 = v440 + v1552;
-  const uint v1555 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1555 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1557 = v443 + v1555;
-  const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1559 = v1557 < v1;
   const bool v1560 = v1558 && v1559;
   if (v1560) {
@@ -1381,11 +1381,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1572 = v1571 + v1557;
     out[v1572] = v1569;
   }
-  const uint v1573 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1573 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1575 = v440 + v1573;
-  const uint v1576 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1576 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1578 = v443 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1580 = v1578 < v1;
   const bool v1581 = v1579 && v1580;
   if (v1581) {
@@ -1400,11 +1400,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1593 = v1592 + v1578;
     out[v1593] = v1590;
   }
-  const uint v1594 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1594 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1596 = v440 + v1594;
-  const uint v1597 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1597 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1599 = v443 + v1597;
-  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1419,11 +1419,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1614 = v1613 + v1599;
     out[v1614] = v1611;
   }
-  const uint v1615 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1615 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1617 = v440 + v1615;
-  const uint v1618 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1618 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1620 = v443 + v1618;
-  const bool v1621 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1621 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1622 = v1620 < v1;
   const bool v1623 = v1621 && v1622;
   if (v1623) {
@@ -1438,11 +1438,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1635 = v1634 + v1620;
     out[v1635] = v1632;
   }
-  const uint v1636 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1636 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1638 = v440 + v1636;
-  const uint v1639 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1639 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1641 = v443 + v1639;
-  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -1457,11 +1457,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1656 = v1655 + v1641;
     out[v1656] = v1653;
   }
-  const uint v1657 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1657 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1659 = v440 + v1657;
-  const uint v1660 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1660 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1662 = v443 + v1660;
-  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1664 = v1662 < v1;
   const bool v1665 = v1663 && v1664;
   if (v1665) {
@@ -1476,11 +1476,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1677 = v1676 + v1662;
     out[v1677] = v1674;
   }
-  const uint v1678 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1678 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1680 = v440 + v1678;
-  const uint v1681 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1681 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1683 = v443 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1495,11 +1495,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1698 = v1697 + v1683;
     out[v1698] = v1695;
   }
-  const uint v1699 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1699 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1701 = v440 + v1699;
-  const uint v1702 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1702 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1704 = v443 + v1702;
-  const bool v1705 = v1701 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1705 = v1701 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1706 = v1704 < v1;
   const bool v1707 = v1705 && v1706;
   if (v1707) {
@@ -1514,11 +1514,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1719 = v1718 + v1704;
     out[v1719] = v1716;
   }
-  const uint v1720 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1720 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1722 = v440 + v1720;
-  const uint v1723 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1723 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1725 = v443 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1727 = v1725 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
@@ -1533,11 +1533,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1740 = v1739 + v1725;
     out[v1740] = v1737;
   }
-  const uint v1741 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1741 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1743 = v440 + v1741;
-  const uint v1744 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1744 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1746 = v443 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
@@ -1552,11 +1552,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1761 = v1760 + v1746;
     out[v1761] = v1758;
   }
-  const uint v1762 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1762 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1764 = v440 + v1762;
-  const uint v1765 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1765 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1767 = v443 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {

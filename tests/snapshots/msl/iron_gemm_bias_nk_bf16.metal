@@ -85,25 +85,25 @@ kernel void iron_gemm_bias_nk_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<bfloat, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, bfloat(bfloat(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -186,18 +186,18 @@ kernel void iron_gemm_bias_nk_bf16(
     for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v97 + e] = v185 ? b[v191 + e] : bfloat(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -242,7 +242,7 @@ kernel void iron_gemm_bias_nk_bf16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : bfloat(0);
         }
-        const uint v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v328 = v327 + v58;
@@ -262,32 +262,32 @@ kernel void iron_gemm_bias_nk_bf16(
           shm1[v357 + e] = v347 ? b[v353 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 5120u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(40u));
-      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v372), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v379), long(40u));
-      const uint v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v385), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v389 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v390 = iron_tid.x;
-    const uint v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const uint v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const uint v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -333,23 +333,23 @@ kernel void iron_gemm_bias_nk_bf16(
           shm1[v439] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v452), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v24, shm0, long(v460), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v466), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v452), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v24, shm0, long(v460), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v466), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v467 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v467 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v468 = v8 + v16;
   const uint v469 = v468 + v467;
-  const uint v470 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v470 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v471 = v11 + v20;
   const uint v472 = v471 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
@@ -362,11 +362,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v482 = v481 + v472;
     out[v482] = v480;
   }
-  const uint v483 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v483 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v485 = v468 + v483;
-  const uint v486 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v486 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v488 = v471 + v486;
-  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v490 = v488 < v1;
   const bool v491 = v489 && v490;
   if (v491) {
@@ -379,11 +379,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v498 = v497 + v488;
     out[v498] = v496;
   }
-  const uint v499 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v499 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v501 = v468 + v499;
-  const uint v502 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v502 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v504 = v471 + v502;
-  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v506 = v504 < v1;
   const bool v507 = v505 && v506;
   if (v507) {
@@ -396,11 +396,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v514 = v513 + v504;
     out[v514] = v512;
   }
-  const uint v515 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v515 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v517 = v468 + v515;
-  const uint v518 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v518 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v520 = v471 + v518;
-  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v522 = v520 < v1;
   const bool v523 = v521 && v522;
   if (v523) {
@@ -413,11 +413,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v530 = v529 + v520;
     out[v530] = v528;
   }
-  const uint v531 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v531 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v533 = v468 + v531;
-  const uint v534 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v534 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v536 = v471 + v534;
-  const bool v537 = v533 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v537 = v533 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v538 = v536 < v1;
   const bool v539 = v537 && v538;
   if (v539) {
@@ -430,11 +430,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v546 = v545 + v536;
     out[v546] = v544;
   }
-  const uint v547 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v547 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v549 = v468 + v547;
-  const uint v550 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v550 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v552 = v471 + v550;
-  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v554 = v552 < v1;
   const bool v555 = v553 && v554;
   if (v555) {
@@ -447,11 +447,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v562 = v561 + v552;
     out[v562] = v560;
   }
-  const uint v563 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v563 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v565 = v468 + v563;
-  const uint v566 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v566 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v568 = v471 + v566;
-  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v570 = v568 < v1;
   const bool v571 = v569 && v570;
   if (v571) {
@@ -464,11 +464,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v578 = v577 + v568;
     out[v578] = v576;
   }
-  const uint v579 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v579 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v581 = v468 + v579;
-  const uint v582 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v582 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v584 = v471 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
@@ -481,11 +481,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v594 = v593 + v584;
     out[v594] = v592;
   }
-  const uint v595 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v595 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v597 = v468 + v595;
-  const uint v598 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v598 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v600 = v471 + v598;
-  const bool v601 = v597 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v601 = v597 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v602 = v600 < v1;
   const bool v603 = v601 && v602;
   if (v603) {
@@ -498,11 +498,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v610 = v609 + v600;
     out[v610] = v608;
   }
-  const uint v611 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v611 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v613 = v468 + v611;
-  const uint v614 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v614 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v616 = v471 + v614;
-  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v618 = v616 < v1;
   const bool v619 = v617 && v618;
   if (v619) {
@@ -515,11 +515,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v626 = v625 + v616;
     out[v626] = v624;
   }
-  const uint v627 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v627 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v629 = v468 + v627;
-  const uint v630 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v630 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v632 = v471 + v630;
-  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
@@ -532,11 +532,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v642 = v641 + v632;
     out[v642] = v640;
   }
-  const uint v643 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v643 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v645 = v468 + v643;
-  const uint v646 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v646 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v648 = v471 + v646;
-  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v650 = v648 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
@@ -549,11 +549,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v658 = v657 + v648;
     out[v658] = v656;
   }
-  const uint v659 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v659 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v661 = v468 + v659;
-  const uint v662 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v662 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v664 = v471 + v662;
-  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v666 = v664 < v1;
   const bool v667 = v665 && v666;
   if (v667) {
@@ -566,11 +566,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v674 = v673 + v664;
     out[v674] = v672;
   }
-  const uint v675 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v675 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v677 = v468 + v675;
-  const uint v678 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v678 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v680 = v471 + v678;
-  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -583,11 +583,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v690 = v689 + v680;
     out[v690] = v688;
   }
-  const uint v691 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v691 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v693 = v468 + v691;
-  const uint v694 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v694 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v696 = v471 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -600,11 +600,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v706 = v705 + v696;
     out[v706] = v704;
   }
-  const uint v707 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v707 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v709 = v468 + v707;
-  const uint v710 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v710 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v712 = v471 + v710;
-  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v714 = v712 < v1;
   const bool v715 = v713 && v714;
   if (v715) {
@@ -617,11 +617,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v722 = v721 + v712;
     out[v722] = v720;
   }
-  const uint v723 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v723 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v725 = v468 + v723;
-  const uint v726 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v726 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v728 = v471 + v726;
-  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
@@ -634,11 +634,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v738 = v737 + v728;
     out[v738] = v736;
   }
-  const uint v739 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v739 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v741 = v468 + v739;
-  const uint v742 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v742 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v744 = v471 + v742;
-  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v746 = v744 < v1;
   const bool v747 = v745 && v746;
   if (v747) {
@@ -651,11 +651,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v754 = v753 + v744;
     out[v754] = v752;
   }
-  const uint v755 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v755 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v757 = v468 + v755;
-  const uint v758 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v758 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v760 = v471 + v758;
-  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
@@ -668,11 +668,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v770 = v769 + v760;
     out[v770] = v768;
   }
-  const uint v771 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v771 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v773 = v468 + v771;
-  const uint v774 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v774 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v776 = v471 + v774;
-  const bool v777 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v777 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v778 = v776 < v1;
   const bool v779 = v777 && v778;
   if (v779) {
@@ -685,11 +685,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v786 = v785 + v776;
     out[v786] = v784;
   }
-  const uint v787 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v787 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v789 = v468 + v787;
-  const uint v790 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v790 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v792 = v471 + v790;
-  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v794 = v792 < v1;
   const bool v795 = v793 && v794;
   if (v795) {
@@ -702,11 +702,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v802 = v801 + v792;
     out[v802] = v800;
   }
-  const uint v803 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v803 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v805 = v468 + v803;
-  const uint v806 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v806 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v808 = v471 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -719,11 +719,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v818 = v817 + v808;
     out[v818] = v816;
   }
-  const uint v819 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v819 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v821 = v468 + v819;
-  const uint v822 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v822 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v824 = v471 + v822;
-  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v826 = v824 < v1;
   const bool v827 = v825 && v826;
   if (v827) {
@@ -736,11 +736,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v834 = v833 + v824;
     out[v834] = v832;
   }
-  const uint v835 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v835 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v837 = v468 + v835;
-  const uint v838 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v838 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v840 = v471 + v838;
-  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v842 = v840 < v1;
   const bool v843 = v841 && v842;
   if (v843) {
@@ -753,11 +753,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v850 = v849 + v840;
     out[v850] = v848;
   }
-  const uint v851 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v851 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v853 = v468 + v851;
-  const uint v854 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v854 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v856 = v471 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -770,11 +770,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v866 = v865 + v856;
     out[v866] = v864;
   }
-  const uint v867 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v867 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v869 = v468 + v867;
-  const uint v870 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v870 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v872 = v471 + v870;
-  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
@@ -787,11 +787,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v882 = v881 + v872;
     out[v882] = v880;
   }
-  const uint v883 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v883 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v885 = v468 + v883;
-  const uint v886 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v886 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v888 = v471 + v886;
-  const bool v889 = v885 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v889 = v885 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v890 = v888 < v1;
   const bool v891 = v889 && v890;
   if (v891) {
@@ -804,11 +804,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v898 = v897 + v888;
     out[v898] = v896;
   }
-  const uint v899 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v899 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v901 = v468 + v899;
-  const uint v902 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v902 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v904 = v471 + v902;
-  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -821,11 +821,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v914 = v913 + v904;
     out[v914] = v912;
   }
-  const uint v915 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v915 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v917 = v468 + v915;
-  const uint v918 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v918 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v920 = v471 + v918;
-  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -838,11 +838,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v930 = v929 + v920;
     out[v930] = v928;
   }
-  const uint v931 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v931 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v933 = v468 + v931;
-  const uint v934 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v934 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v936 = v471 + v934;
-  const bool v937 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v937 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v938 = v936 < v1;
   const bool v939 = v937 && v938;
   if (v939) {
@@ -855,11 +855,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v946 = v945 + v936;
     out[v946] = v944;
   }
-  const uint v947 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v947 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v949 = v468 + v947;
-  const uint v950 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v950 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v952 = v471 + v950;
-  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v954 = v952 < v1;
   const bool v955 = v953 && v954;
   if (v955) {
@@ -872,11 +872,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v962 = v961 + v952;
     out[v962] = v960;
   }
-  const uint v963 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v963 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v965 = v468 + v963;
-  const uint v966 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v966 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v968 = v471 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -889,11 +889,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v978 = v977 + v968;
     out[v978] = v976;
   }
-  const uint v979 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v979 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v981 = v468 + v979;
-  const uint v982 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v982 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v984 = v471 + v982;
-  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v986 = v984 < v1;
   const bool v987 = v985 && v986;
   if (v987) {
@@ -906,11 +906,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v994 = v993 + v984;
     out[v994] = v992;
   }
-  const uint v995 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v995 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v997 = v468 + v995;
-  const uint v998 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v998 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1000 = v471 + v998;
-  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1002 = v1000 < v1;
   const bool v1003 = v1001 && v1002;
   if (v1003) {
@@ -923,11 +923,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1010 = v1009 + v1000;
     out[v1010] = v1008;
   }
-  const uint v1011 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1011 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1013 = v468 + v1011;
-  const uint v1014 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1014 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1016 = v471 + v1014;
-  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1018 = v1016 < v1;
   const bool v1019 = v1017 && v1018;
   if (v1019) {
@@ -940,11 +940,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1026 = v1025 + v1016;
     out[v1026] = v1024;
   }
-  const uint v1027 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1027 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1029 = v468 + v1027;
-  const uint v1030 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1030 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1032 = v471 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -957,11 +957,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1042 = v1041 + v1032;
     out[v1042] = v1040;
   }
-  const uint v1043 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1043 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1045 = v468 + v1043;
-  const uint v1046 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1046 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1048 = v471 + v1046;
-  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1050 = v1048 < v1;
   const bool v1051 = v1049 && v1050;
   if (v1051) {
@@ -974,11 +974,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1058 = v1057 + v1048;
     out[v1058] = v1056;
   }
-  const uint v1059 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1059 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1061 = v468 + v1059;
-  const uint v1062 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1062 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1064 = v471 + v1062;
-  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1066 = v1064 < v1;
   const bool v1067 = v1065 && v1066;
   if (v1067) {
@@ -991,11 +991,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1074 = v1073 + v1064;
     out[v1074] = v1072;
   }
-  const uint v1075 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1075 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1077 = v468 + v1075;
-  const uint v1078 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1078 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1080 = v471 + v1078;
-  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
@@ -1008,11 +1008,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1090 = v1089 + v1080;
     out[v1090] = v1088;
   }
-  const uint v1091 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1091 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1093 = v468 + v1091;
-  const uint v1094 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1094 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1096 = v471 + v1094;
-  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
@@ -1025,11 +1025,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1106 = v1105 + v1096;
     out[v1106] = v1104;
   }
-  const uint v1107 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1107 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1109 = v468 + v1107;
-  const uint v1110 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1110 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1112 = v471 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -1042,11 +1042,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1122 = v1121 + v1112;
     out[v1122] = v1120;
   }
-  const uint v1123 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1123 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1125 = v468 + v1123;
-  const uint v1126 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1126 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1128 = v471 + v1126;
-  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1059,11 +1059,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1138 = v1137 + v1128;
     out[v1138] = v1136;
   }
-  const uint v1139 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1139 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1141 = v468 + v1139;
-  const uint v1142 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1142 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1144 = v471 + v1142;
-  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1076,11 +1076,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1154 = v1153 + v1144;
     out[v1154] = v1152;
   }
-  const uint v1155 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1155 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1157 = v468 + v1155;
-  const uint v1158 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1158 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1160 = v471 + v1158;
-  const bool v1161 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1161 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1162 = v1160 < v1;
   const bool v1163 = v1161 && v1162;
   if (v1163) {
@@ -1093,11 +1093,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1170 = v1169 + v1160;
     out[v1170] = v1168;
   }
-  const uint v1171 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1171 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1173 = v468 + v1171;
-  const uint v1174 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1174 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1176 = v471 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -1110,11 +1110,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1186 = v1185 + v1176;
     out[v1186] = v1184;
   }
-  const uint v1187 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1187 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1189 = v468 + v1187;
-  const uint v1190 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1190 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1192 = v471 + v1190;
-  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1127,11 +1127,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1202 = v1201 + v1192;
     out[v1202] = v1200;
   }
-  const uint v1203 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1203 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1205 = v468 + v1203;
-  const uint v1206 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1206 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1208 = v471 + v1206;
-  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
@@ -1144,11 +1144,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1218 = v1217 + v1208;
     out[v1218] = v1216;
   }
-  const uint v1219 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1219 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1221 = v468 + v1219;
-  const uint v1222 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1222 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1224 = v471 + v1222;
-  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1226 = v1224 < v1;
   const bool v1227 = v1225 && v1226;
   if (v1227) {
@@ -1161,11 +1161,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1234 = v1233 + v1224;
     out[v1234] = v1232;
   }
-  const uint v1235 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1235 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1237 = v468 + v1235;
-  const uint v1238 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1238 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1240 = v471 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1178,11 +1178,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1250 = v1249 + v1240;
     out[v1250] = v1248;
   }
-  const uint v1251 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1251 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1253 = v468 + v1251;
-  const uint v1254 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1254 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1256 = v471 + v1254;
-  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
@@ -1195,11 +1195,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1266 = v1265 + v1256;
     out[v1266] = v1264;
   }
-  const uint v1267 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1267 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1269 = v468 + v1267;
-  const uint v1270 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1270 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1272 = v471 + v1270;
-  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1274 = v1272 < v1;
   const bool v1275 = v1273 && v1274;
   if (v1275) {
@@ -1212,11 +1212,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1282 = v1281 + v1272;
     out[v1282] = v1280;
   }
-  const uint v1283 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1283 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1285 = v468 + v1283;
-  const uint v1286 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1286 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1288 = v471 + v1286;
-  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1290 = v1288 < v1;
   const bool v1291 = v1289 && v1290;
   if (v1291) {
@@ -1229,11 +1229,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1298 = v1297 + v1288;
     out[v1298] = v1296;
   }
-  const uint v1299 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1299 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1301 = v468 + v1299;
-  const uint v1302 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1302 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1304 = v471 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1246,11 +1246,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1314 = v1313 + v1304;
     out[v1314] = v1312;
   }
-  const uint v1315 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1315 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1317 = v468 + v1315;
-  const uint v1318 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1318 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1320 = v471 + v1318;
-  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1322 = v1320 < v1;
   const bool v1323 = v1321 && v1322;
   if (v1323) {
@@ -1263,11 +1263,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1330 = v1329 + v1320;
     out[v1330] = v1328;
   }
-  const uint v1331 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1331 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1333 = v468 + v1331;
-  const uint v1334 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1334 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1336 = v471 + v1334;
-  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1338 = v1336 < v1;
   const bool v1339 = v1337 && v1338;
   if (v1339) {
@@ -1280,11 +1280,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1346 = v1345 + v1336;
     out[v1346] = v1344;
   }
-  const uint v1347 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1347 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1349 = v468 + v1347;
-  const uint v1350 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1350 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1352 = v471 + v1350;
-  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1354 = v1352 < v1;
   const bool v1355 = v1353 && v1354;
   if (v1355) {
@@ -1297,11 +1297,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1362 = v1361 + v1352;
     out[v1362] = v1360;
   }
-  const uint v1363 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1363 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1365 = v468 + v1363;
-  const uint v1366 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1366 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1368 = v471 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1370 = v1368 < v1;
   const bool v1371 = v1369 && v1370;
   if (v1371) {
@@ -1314,11 +1314,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1378 = v1377 + v1368;
     out[v1378] = v1376;
   }
-  const uint v1379 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1379 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1381 = v468 + v1379;
-  const uint v1382 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1382 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1384 = v471 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1331,11 +1331,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1394 = v1393 + v1384;
     out[v1394] = v1392;
   }
-  const uint v1395 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1395 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1397 = v468 + v1395;
-  const uint v1398 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1398 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1400 = v471 + v1398;
-  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
@@ -1348,11 +1348,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1410 = v1409 + v1400;
     out[v1410] = v1408;
   }
-  const uint v1411 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1411 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1413 = v468 + v1411;
-  const uint v1414 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1414 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1416 = v471 + v1414;
-  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1418 = v1416 < v1;
   const bool v1419 = v1417 && v1418;
   if (v1419) {
@@ -1365,11 +1365,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1426 = v1425 + v1416;
     out[v1426] = v1424;
   }
-  const uint v1427 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1427 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1429 = v468 + v1427;
-  const uint v1430 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1430 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1432 = v471 + v1430;
-  const bool v1433 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1433 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1434 = v1432 < v1;
   const bool v1435 = v1433 && v1434;
   if (v1435) {
@@ -1382,11 +1382,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1442 = v1441 + v1432;
     out[v1442] = v1440;
   }
-  const uint v1443 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1443 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1445 = v468 + v1443;
-  const uint v1446 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1446 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1448 = v471 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -1399,11 +1399,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1458 = v1457 + v1448;
     out[v1458] = v1456;
   }
-  const uint v1459 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1459 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1461 = v468 + v1459;
-  const uint v1462 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1462 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1464 = v471 + v1462;
-  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1466 = v1464 < v1;
   const bool v1467 = v1465 && v1466;
   if (v1467) {
@@ -1416,11 +1416,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1474 = v1473 + v1464;
     out[v1474] = v1472;
   }
-  const uint v1475 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1475 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1477 = v468 + v1475;
-  const uint v1478 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1478 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1480 = v471 + v1478;
-  const bool v1481 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1481 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1482 = v1480 < v1;
   const bool v1483 = v1481 && v1482;
   if (v1483) {

@@ -91,25 +91,25 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<bfloat, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, bfloat(bfloat(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -192,18 +192,18 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v97 + e] = v185 ? b[v191 + e] : bfloat(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -248,7 +248,7 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : bfloat(0);
         }
-        const uint v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v328 = v327 + v58;
@@ -268,32 +268,32 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
           shm1[v357 + e] = v347 ? b[v353 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 5120u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(40u));
-      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v372), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v379), long(40u));
-      const uint v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v385), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v389 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v390 = iron_tid.x;
-    const uint v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const uint v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const uint v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -339,23 +339,23 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
           shm1[v439] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v452), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v24, shm0, long(v460), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v466), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v452), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v24, shm0, long(v460), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v466), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v467 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v467 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v468 = v8 + v16;
   const uint v469 = v468 + v467;
-  const uint v470 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v470 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v471 = v11 + v20;
   const uint v472 = v471 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
@@ -376,11 +376,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v493 = v492 + v472;
     out[v493] = v491;
   }
-  const uint v494 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v494 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v496 = v468 + v494;
-  const uint v497 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v497 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v499 = v471 + v497;
-  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v501 = v499 < v1;
   const bool v502 = v500 && v501;
   if (v502) {
@@ -401,11 +401,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v520 = v519 + v499;
     out[v520] = v518;
   }
-  const uint v521 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v521 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v523 = v468 + v521;
-  const uint v524 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v524 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v526 = v471 + v524;
-  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v528 = v526 < v1;
   const bool v529 = v527 && v528;
   if (v529) {
@@ -426,11 +426,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v547 = v546 + v526;
     out[v547] = v545;
   }
-  const uint v548 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v548 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v550 = v468 + v548;
-  const uint v551 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v551 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v553 = v471 + v551;
-  const bool v554 = v550 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v554 = v550 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v555 = v553 < v1;
   const bool v556 = v554 && v555;
   if (v556) {
@@ -451,11 +451,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v574 = v573 + v553;
     out[v574] = v572;
   }
-  const uint v575 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v575 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v577 = v468 + v575;
-  const uint v578 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v578 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v580 = v471 + v578;
-  const bool v581 = v577 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v581 = v577 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v582 = v580 < v1;
   const bool v583 = v581 && v582;
   if (v583) {
@@ -476,11 +476,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v601 = v600 + v580;
     out[v601] = v599;
   }
-  const uint v602 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v602 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v604 = v468 + v602;
-  const uint v605 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v605 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v607 = v471 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -501,11 +501,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v628 = v627 + v607;
     out[v628] = v626;
   }
-  const uint v629 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v629 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v631 = v468 + v629;
-  const uint v632 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v632 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v634 = v471 + v632;
-  const bool v635 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v635 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v636 = v634 < v1;
   const bool v637 = v635 && v636;
   if (v637) {
@@ -526,11 +526,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v655 = v654 + v634;
     out[v655] = v653;
   }
-  const uint v656 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v656 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v658 = v468 + v656;
-  const uint v659 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v659 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v661 = v471 + v659;
-  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v663 = v661 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
@@ -551,11 +551,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v682 = v681 + v661;
     out[v682] = v680;
   }
-  const uint v683 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v683 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v685 = v468 + v683;
-  const uint v686 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v686 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v688 = v471 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -576,11 +576,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v709 = v708 + v688;
     out[v709] = v707;
   }
-  const uint v710 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v710 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v712 = v468 + v710;
-  const uint v713 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v713 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v715 = v471 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -601,11 +601,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v736 = v735 + v715;
     out[v736] = v734;
   }
-  const uint v737 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v737 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v739 = v468 + v737;
-  const uint v740 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v740 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v742 = v471 + v740;
-  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v744 = v742 < v1;
   const bool v745 = v743 && v744;
   if (v745) {
@@ -626,11 +626,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v763 = v762 + v742;
     out[v763] = v761;
   }
-  const uint v764 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v764 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v766 = v468 + v764;
-  const uint v767 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v767 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v769 = v471 + v767;
-  const bool v770 = v766 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v770 = v766 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v771 = v769 < v1;
   const bool v772 = v770 && v771;
   if (v772) {
@@ -651,11 +651,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v790 = v789 + v769;
     out[v790] = v788;
   }
-  const uint v791 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v791 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v793 = v468 + v791;
-  const uint v794 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v794 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v796 = v471 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -676,11 +676,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v817 = v816 + v796;
     out[v817] = v815;
   }
-  const uint v818 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v818 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v820 = v468 + v818;
-  const uint v821 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v821 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v823 = v471 + v821;
-  const bool v824 = v820 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v824 = v820 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v825 = v823 < v1;
   const bool v826 = v824 && v825;
   if (v826) {
@@ -701,11 +701,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v844 = v843 + v823;
     out[v844] = v842;
   }
-  const uint v845 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v845 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v847 = v468 + v845;
-  const uint v848 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v848 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v850 = v471 + v848;
-  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v852 = v850 < v1;
   const bool v853 = v851 && v852;
   if (v853) {
@@ -726,11 +726,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v871 = v870 + v850;
     out[v871] = v869;
   }
-  const uint v872 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v872 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v874 = v468 + v872;
-  const uint v875 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v875 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v877 = v471 + v875;
-  const bool v878 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v878 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v879 = v877 < v1;
   const bool v880 = v878 && v879;
   if (v880) {
@@ -751,11 +751,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v898 = v897 + v877;
     out[v898] = v896;
   }
-  const uint v899 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v899 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v901 = v468 + v899;
-  const uint v902 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v902 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v904 = v471 + v902;
-  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -776,11 +776,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v925 = v924 + v904;
     out[v925] = v923;
   }
-  const uint v926 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v926 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v928 = v468 + v926;
-  const uint v929 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v929 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v931 = v471 + v929;
-  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v933 = v931 < v1;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -801,11 +801,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v952 = v951 + v931;
     out[v952] = v950;
   }
-  const uint v953 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v953 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v955 = v468 + v953;
-  const uint v956 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v956 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v958 = v471 + v956;
-  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v960 = v958 < v1;
   const bool v961 = v959 && v960;
   if (v961) {
@@ -826,11 +826,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v979 = v978 + v958;
     out[v979] = v977;
   }
-  const uint v980 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v980 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v982 = v468 + v980;
-  const uint v983 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v983 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v985 = v471 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v987 = v985 < v1;
   const bool v988 = v986 && v987;
   if (v988) {
@@ -851,11 +851,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1006 = v1005 + v985;
     out[v1006] = v1004;
   }
-  const uint v1007 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1007 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1009 = v468 + v1007;
-  const uint v1010 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1010 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1012 = v471 + v1010;
-  const bool v1013 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1013 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1014 = v1012 < v1;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -876,11 +876,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1033 = v1032 + v1012;
     out[v1033] = v1031;
   }
-  const uint v1034 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1034 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1036 = v468 + v1034;
-  const uint v1037 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1037 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1039 = v471 + v1037;
-  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -901,11 +901,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1060 = v1059 + v1039;
     out[v1060] = v1058;
   }
-  const uint v1061 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1061 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1063 = v468 + v1061;
-  const uint v1064 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1064 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1066 = v471 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
@@ -926,11 +926,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1087 = v1086 + v1066;
     out[v1087] = v1085;
   }
-  const uint v1088 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1088 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1090 = v468 + v1088;
-  const uint v1091 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1091 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1093 = v471 + v1091;
-  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -951,11 +951,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1114 = v1113 + v1093;
     out[v1114] = v1112;
   }
-  const uint v1115 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1115 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1117 = v468 + v1115;
-  const uint v1118 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1118 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1120 = v471 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -976,11 +976,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1141 = v1140 + v1120;
     out[v1141] = v1139;
   }
-  const uint v1142 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1142 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1144 = v468 + v1142;
-  const uint v1145 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1145 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1147 = v471 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1149 = v1147 < v1;
   const bool v1150 = v1148 && v1149;
   if (v1150) {
@@ -1001,11 +1001,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1168 = v1167 + v1147;
     out[v1168] = v1166;
   }
-  const uint v1169 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1169 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1171 = v468 + v1169;
-  const uint v1172 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1172 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1174 = v471 + v1172;
-  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1176 = v1174 < v1;
   const bool v1177 = v1175 && v1176;
   if (v1177) {
@@ -1026,11 +1026,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1195 = v1194 + v1174;
     out[v1195] = v1193;
   }
-  const uint v1196 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1196 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1198 = v468 + v1196;
-  const uint v1199 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1199 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1201 = v471 + v1199;
-  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1203 = v1201 < v1;
   const bool v1204 = v1202 && v1203;
   if (v1204) {
@@ -1051,11 +1051,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1222 = v1221 + v1201;
     out[v1222] = v1220;
   }
-  const uint v1223 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1223 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1225 = v468 + v1223;
-  const uint v1226 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1226 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1228 = v471 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1076,11 +1076,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1249 = v1248 + v1228;
     out[v1249] = v1247;
   }
-  const uint v1250 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1250 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1252 = v468 + v1250;
-  const uint v1253 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1253 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1255 = v471 + v1253;
-  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1257 = v1255 < v1;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1101,11 +1101,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1276 = v1275 + v1255;
     out[v1276] = v1274;
   }
-  const uint v1277 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1277 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1279 = v468 + v1277;
-  const uint v1280 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1280 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1282 = v471 + v1280;
-  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1284 = v1282 < v1;
   const bool v1285 = v1283 && v1284;
   if (v1285) {
@@ -1126,11 +1126,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1303 = v1302 + v1282;
     out[v1303] = v1301;
   }
-  const uint v1304 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1304 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1306 = v468 + v1304;
-  const uint v1307 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1307 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1309 = v471 + v1307;
-  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1311 = v1309 < v1;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
@@ -1151,11 +1151,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1330 = v1329 + v1309;
     out[v1330] = v1328;
   }
-  const uint v1331 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1331 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1333 = v468 + v1331;
-  const uint v1334 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1334 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1336 = v471 + v1334;
-  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1338 = v1336 < v1;
   const bool v1339 = v1337 && v1338;
   if (v1339) {
@@ -1176,11 +1176,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1357 = v1356 + v1336;
     out[v1357] = v1355;
   }
-  const uint v1358 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1358 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1360 = v468 + v1358;
-  const uint v1361 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1361 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1363 = v471 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1201,11 +1201,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1384 = v1383 + v1363;
     out[v1384] = v1382;
   }
-  const uint v1385 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1385 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1387 = v468 + v1385;
-  const uint v1388 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1388 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1390 = v471 + v1388;
-  const bool v1391 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1391 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1392 = v1390 < v1;
   const bool v1393 = v1391 && v1392;
   if (v1393) {
@@ -1226,11 +1226,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1411 = v1410 + v1390;
     out[v1411] = v1409;
   }
-  const uint v1412 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1412 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1414 = v468 + v1412;
-  const uint v1415 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1415 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1417 = v471 + v1415;
-  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
@@ -1251,11 +1251,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1438 = v1437 + v1417;
     out[v1438] = v1436;
   }
-  const uint v1439 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1439 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1441 = v468 + v1439;
-  const uint v1442 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1442 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1444 = v471 + v1442;
-  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1276,11 +1276,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1465 = v1464 + v1444;
     out[v1465] = v1463;
   }
-  const uint v1466 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1466 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1468 = v468 + v1466;
-  const uint v1469 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1469 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1471 = v471 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1492 = v1491 + v1471;
     out[v1492] = v1490;
   }
-  const uint v1493 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1493 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1495 = v468 + v1493;
-  const uint v1496 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1496 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1498 = v471 + v1496;
-  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1500 = v1498 < v1;
   const bool v1501 = v1499 && v1500;
   if (v1501) {
@@ -1326,11 +1326,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1519 = v1518 + v1498;
     out[v1519] = v1517;
   }
-  const uint v1520 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1520 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1522 = v468 + v1520;
-  const uint v1523 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1523 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1525 = v471 + v1523;
-  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1527 = v1525 < v1;
   const bool v1528 = v1526 && v1527;
   if (v1528) {
@@ -1351,11 +1351,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1546 = v1545 + v1525;
     out[v1546] = v1544;
   }
-  const uint v1547 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1547 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1549 = v468 + v1547;
-  const uint v1550 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1550 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1552 = v471 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1554 = v1552 < v1;
   const bool v1555 = v1553 && v1554;
   if (v1555) {
@@ -1376,11 +1376,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1573 = v1572 + v1552;
     out[v1573] = v1571;
   }
-  const uint v1574 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1574 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1576 = v468 + v1574;
-  const uint v1577 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1577 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1579 = v471 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1401,11 +1401,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1600 = v1599 + v1579;
     out[v1600] = v1598;
   }
-  const uint v1601 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1601 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1603 = v468 + v1601;
-  const uint v1604 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1604 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1606 = v471 + v1604;
-  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1608 = v1606 < v1;
   const bool v1609 = v1607 && v1608;
   if (v1609) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1627 = v1626 + v1606;
     out[v1627] = v1625;
   }
-  const uint v1628 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1628 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1630 = v468 + v1628;
-  const uint v1631 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1631 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1633 = v471 + v1631;
-  const bool v1634 = v1630 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1634 = v1630 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1635 = v1633 < v1;
   const bool v1636 = v1634 && v1635;
   if (v1636) {
@@ -1451,11 +1451,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1654 = v1653 + v1633;
     out[v1654] = v1652;
   }
-  const uint v1655 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1655 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1657 = v468 + v1655;
-  const uint v1658 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1658 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1660 = v471 + v1658;
-  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1662 = v1660 < v1;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
@@ -1476,11 +1476,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1681 = v1680 + v1660;
     out[v1681] = v1679;
   }
-  const uint v1682 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1682 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1684 = v468 + v1682;
-  const uint v1685 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1685 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1687 = v471 + v1685;
-  const bool v1688 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1688 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1689 = v1687 < v1;
   const bool v1690 = v1688 && v1689;
   if (v1690) {
@@ -1501,11 +1501,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1708 = v1707 + v1687;
     out[v1708] = v1706;
   }
-  const uint v1709 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1709 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1711 = v468 + v1709;
-  const uint v1712 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1712 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1714 = v471 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1716 = v1714 < v1;
   const bool v1717 = v1715 && v1716;
   if (v1717) {
@@ -1526,11 +1526,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1735 = v1734 + v1714;
     out[v1735] = v1733;
   }
-  const uint v1736 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1736 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1738 = v468 + v1736;
-  const uint v1739 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1739 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1741 = v471 + v1739;
-  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1743 = v1741 < v1;
   const bool v1744 = v1742 && v1743;
   if (v1744) {
@@ -1551,11 +1551,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1762 = v1761 + v1741;
     out[v1762] = v1760;
   }
-  const uint v1763 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1763 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1765 = v468 + v1763;
-  const uint v1766 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1766 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1768 = v471 + v1766;
-  const bool v1769 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1769 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1770 = v1768 < v1;
   const bool v1771 = v1769 && v1770;
   if (v1771) {
@@ -1576,11 +1576,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1789 = v1788 + v1768;
     out[v1789] = v1787;
   }
-  const uint v1790 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1790 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1792 = v468 + v1790;
-  const uint v1793 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1793 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1795 = v471 + v1793;
-  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1601,11 +1601,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1816 = v1815 + v1795;
     out[v1816] = v1814;
   }
-  const uint v1817 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1817 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1819 = v468 + v1817;
-  const uint v1820 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1820 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1822 = v471 + v1820;
-  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1824 = v1822 < v1;
   const bool v1825 = v1823 && v1824;
   if (v1825) {
@@ -1626,11 +1626,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1843 = v1842 + v1822;
     out[v1843] = v1841;
   }
-  const uint v1844 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1844 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1846 = v468 + v1844;
-  const uint v1847 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1847 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1849 = v471 + v1847;
-  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -1651,11 +1651,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1870 = v1869 + v1849;
     out[v1870] = v1868;
   }
-  const uint v1871 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1871 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1873 = v468 + v1871;
-  const uint v1874 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1874 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1876 = v471 + v1874;
-  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1878 = v1876 < v1;
   const bool v1879 = v1877 && v1878;
   if (v1879) {
@@ -1676,11 +1676,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1897 = v1896 + v1876;
     out[v1897] = v1895;
   }
-  const uint v1898 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1898 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1900 = v468 + v1898;
-  const uint v1901 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1901 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1903 = v471 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1701,11 +1701,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1924 = v1923 + v1903;
     out[v1924] = v1922;
   }
-  const uint v1925 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1925 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1927 = v468 + v1925;
-  const uint v1928 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1928 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1930 = v471 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -1726,11 +1726,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1951 = v1950 + v1930;
     out[v1951] = v1949;
   }
-  const uint v1952 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1952 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1954 = v468 + v1952;
-  const uint v1955 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1955 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1957 = v471 + v1955;
-  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1959 = v1957 < v1;
   const bool v1960 = v1958 && v1959;
   if (v1960) {
@@ -1751,11 +1751,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1978 = v1977 + v1957;
     out[v1978] = v1976;
   }
-  const uint v1979 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1979 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1981 = v468 + v1979;
-  const uint v1982 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1982 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1984 = v471 + v1982;
-  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
@@ -1776,11 +1776,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2005 = v2004 + v1984;
     out[v2005] = v2003;
   }
-  const uint v2006 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2006 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2008 = v468 + v2006;
-  const uint v2009 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2009 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2011 = v471 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2013 = v2011 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
@@ -1801,11 +1801,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2032 = v2031 + v2011;
     out[v2032] = v2030;
   }
-  const uint v2033 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2033 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2035 = v468 + v2033;
-  const uint v2036 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2036 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2038 = v471 + v2036;
-  const bool v2039 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2039 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2040 = v2038 < v1;
   const bool v2041 = v2039 && v2040;
   if (v2041) {
@@ -1826,11 +1826,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2059 = v2058 + v2038;
     out[v2059] = v2057;
   }
-  const uint v2060 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2060 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2062 = v468 + v2060;
-  const uint v2063 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2063 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2065 = v471 + v2063;
-  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2067 = v2065 < v1;
   const bool v2068 = v2066 && v2067;
   if (v2068) {
@@ -1851,11 +1851,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2086 = v2085 + v2065;
     out[v2086] = v2084;
   }
-  const uint v2087 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2087 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2089 = v468 + v2087;
-  const uint v2090 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2090 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2092 = v471 + v2090;
-  const bool v2093 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2093 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2094 = v2092 < v1;
   const bool v2095 = v2093 && v2094;
   if (v2095) {
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2113 = v2112 + v2092;
     out[v2113] = v2111;
   }
-  const uint v2114 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2114 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2116 = v468 + v2114;
-  const uint v2117 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2117 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2119 = v471 + v2117;
-  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -1901,11 +1901,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2140 = v2139 + v2119;
     out[v2140] = v2138;
   }
-  const uint v2141 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2141 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2143 = v468 + v2141;
-  const uint v2144 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2144 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2146 = v471 + v2144;
-  const bool v2147 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2147 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2148 = v2146 < v1;
   const bool v2149 = v2147 && v2148;
   if (v2149) {
@@ -1926,11 +1926,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2167 = v2166 + v2146;
     out[v2167] = v2165;
   }
-  const uint v2168 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2168 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2170 = v468 + v2168;
-  const uint v2171 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2171 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2173 = v471 + v2171;
-  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2175 = v2173 < v1;
   const bool v2176 = v2174 && v2175;
   if (v2176) {

@@ -85,25 +85,25 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -186,18 +186,18 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v97 + e] = v185 ? b[v191 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -242,7 +242,7 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
         for (uint e = 0; e < 4u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : float(0);
         }
-        const uint v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v328 = v327 + v58;
@@ -262,25 +262,25 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
           shm1[v357 + e] = v347 ? b[v353 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 2560u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(20u));
-      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v372), long(20u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v377 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v378 = iron_tid.x;
-    const uint v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v380 = v378; v380 < 2048u; v380 += v377) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v382 = v380 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v384 = v380 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -326,20 +326,20 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
           shm1[v427] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v434), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v440), long(20u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v434), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v440), long(20u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v443 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v443 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v444 = v8 + v16;
   const uint v445 = v444 + v443;
-  const uint v446 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v446 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v447 = v11 + v20;
   const uint v448 = v447 + v446;
-  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v450 = v448 < v1;
   const bool v451 = v449 && v450;
   if (v451) {
@@ -358,11 +358,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v469 = v468 + v448;
     out[v469] = v466;
   }
-  const uint v470 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v470 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v472 = v444 + v470;
-  const uint v473 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v473 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v475 = v447 + v473;
-  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v477 = v475 < v1;
   const bool v478 = v476 && v477;
   if (v478) {
@@ -381,11 +381,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v496 = v495 + v475;
     out[v496] = v493;
   }
-  const uint v497 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v497 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v499 = v444 + v497;
-  const uint v500 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v500 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v502 = v447 + v500;
-  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v504 = v502 < v1;
   const bool v505 = v503 && v504;
   if (v505) {
@@ -404,11 +404,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v523 = v522 + v502;
     out[v523] = v520;
   }
-  const uint v524 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v524 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v526 = v444 + v524;
-  const uint v527 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v527 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v529 = v447 + v527;
-  const bool v530 = v526 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v530 = v526 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v531 = v529 < v1;
   const bool v532 = v530 && v531;
   if (v532) {
@@ -427,11 +427,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v550 = v549 + v529;
     out[v550] = v547;
   }
-  const uint v551 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v551 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v553 = v444 + v551;
-  const uint v554 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v554 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v556 = v447 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -450,11 +450,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v577 = v576 + v556;
     out[v577] = v574;
   }
-  const uint v578 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v578 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v580 = v444 + v578;
-  const uint v581 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v581 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v583 = v447 + v581;
-  const bool v584 = v580 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v584 = v580 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v585 = v583 < v1;
   const bool v586 = v584 && v585;
   if (v586) {
@@ -473,11 +473,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v604 = v603 + v583;
     out[v604] = v601;
   }
-  const uint v605 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v605 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v607 = v444 + v605;
-  const uint v608 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v608 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v610 = v447 + v608;
-  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v612 = v610 < v1;
   const bool v613 = v611 && v612;
   if (v613) {
@@ -496,11 +496,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v631 = v630 + v610;
     out[v631] = v628;
   }
-  const uint v632 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v632 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v634 = v444 + v632;
-  const uint v635 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v635 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v637 = v447 + v635;
-  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v639 = v637 < v1;
   const bool v640 = v638 && v639;
   if (v640) {
@@ -519,11 +519,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v658 = v657 + v637;
     out[v658] = v655;
   }
-  const uint v659 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v659 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v661 = v444 + v659;
-  const uint v662 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v662 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v664 = v447 + v662;
-  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v666 = v664 < v1;
   const bool v667 = v665 && v666;
   if (v667) {
@@ -542,11 +542,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v685 = v684 + v664;
     out[v685] = v682;
   }
-  const uint v686 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v686 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v688 = v444 + v686;
-  const uint v689 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v689 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v691 = v447 + v689;
-  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v693 = v691 < v1;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -565,11 +565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v712 = v711 + v691;
     out[v712] = v709;
   }
-  const uint v713 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v713 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v715 = v444 + v713;
-  const uint v716 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v716 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v718 = v447 + v716;
-  const bool v719 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v719 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v720 = v718 < v1;
   const bool v721 = v719 && v720;
   if (v721) {
@@ -588,11 +588,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v739 = v738 + v718;
     out[v739] = v736;
   }
-  const uint v740 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v740 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v742 = v444 + v740;
-  const uint v743 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v743 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v745 = v447 + v743;
-  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -611,11 +611,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v766 = v765 + v745;
     out[v766] = v763;
   }
-  const uint v767 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v767 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v769 = v444 + v767;
-  const uint v770 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v770 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v772 = v447 + v770;
-  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -634,11 +634,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v793 = v792 + v772;
     out[v793] = v790;
   }
-  const uint v794 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v794 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v796 = v444 + v794;
-  const uint v797 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v797 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v799 = v447 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -657,11 +657,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v820 = v819 + v799;
     out[v820] = v817;
   }
-  const uint v821 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v821 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v823 = v444 + v821;
-  const uint v824 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v824 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v826 = v447 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v828 = v826 < v1;
   const bool v829 = v827 && v828;
   if (v829) {
@@ -680,11 +680,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v847 = v846 + v826;
     out[v847] = v844;
   }
-  const uint v848 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v848 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v850 = v444 + v848;
-  const uint v851 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v851 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v853 = v447 + v851;
-  const bool v854 = v850 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v854 = v850 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v855 = v853 < v1;
   const bool v856 = v854 && v855;
   if (v856) {
@@ -703,11 +703,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v874 = v873 + v853;
     out[v874] = v871;
   }
-  const uint v875 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v875 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v877 = v444 + v875;
-  const uint v878 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v878 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v880 = v447 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -726,11 +726,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v901 = v900 + v880;
     out[v901] = v898;
   }
-  const uint v902 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v902 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v904 = v444 + v902;
-  const uint v905 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v905 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v907 = v447 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v909 = v907 < v1;
   const bool v910 = v908 && v909;
   if (v910) {
@@ -749,11 +749,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v928 = v927 + v907;
     out[v928] = v925;
   }
-  const uint v929 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v929 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v931 = v444 + v929;
-  const uint v932 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v932 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v934 = v447 + v932;
-  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -772,11 +772,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v955 = v954 + v934;
     out[v955] = v952;
   }
-  const uint v956 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v956 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v958 = v444 + v956;
-  const uint v959 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v959 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v961 = v447 + v959;
-  const bool v962 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v962 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v963 = v961 < v1;
   const bool v964 = v962 && v963;
   if (v964) {
@@ -795,11 +795,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v982 = v981 + v961;
     out[v982] = v979;
   }
-  const uint v983 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v983 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v985 = v444 + v983;
-  const uint v986 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v986 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v988 = v447 + v986;
-  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v990 = v988 < v1;
   const bool v991 = v989 && v990;
   if (v991) {
@@ -818,11 +818,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1009 = v1008 + v988;
     out[v1009] = v1006;
   }
-  const uint v1010 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1010 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1012 = v444 + v1010;
-  const uint v1013 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1013 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1015 = v447 + v1013;
-  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1017 = v1015 < v1;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -841,11 +841,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1036 = v1035 + v1015;
     out[v1036] = v1033;
   }
-  const uint v1037 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1037 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1039 = v444 + v1037;
-  const uint v1040 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1040 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1042 = v447 + v1040;
-  const bool v1043 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1043 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1044 = v1042 < v1;
   const bool v1045 = v1043 && v1044;
   if (v1045) {
@@ -864,11 +864,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1063 = v1062 + v1042;
     out[v1063] = v1060;
   }
-  const uint v1064 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1064 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1066 = v444 + v1064;
-  const uint v1067 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1067 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1069 = v447 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -887,11 +887,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1090 = v1089 + v1069;
     out[v1090] = v1087;
   }
-  const uint v1091 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1091 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1093 = v444 + v1091;
-  const uint v1094 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1094 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1096 = v447 + v1094;
-  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
@@ -910,11 +910,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1117 = v1116 + v1096;
     out[v1117] = v1114;
   }
-  const uint v1118 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1118 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1120 = v444 + v1118;
-  const uint v1121 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1121 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1123 = v447 + v1121;
-  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -933,11 +933,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1144 = v1143 + v1123;
     out[v1144] = v1141;
   }
-  const uint v1145 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1145 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1147 = v444 + v1145;
-  const uint v1148 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1148 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1150 = v447 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -956,11 +956,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1171 = v1170 + v1150;
     out[v1171] = v1168;
   }
-  const uint v1172 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1172 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1174 = v444 + v1172;
-  const uint v1175 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1175 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1177 = v447 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -979,11 +979,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1198 = v1197 + v1177;
     out[v1198] = v1195;
   }
-  const uint v1199 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1199 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1201 = v444 + v1199;
-  const uint v1202 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1202 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1204 = v447 + v1202;
-  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1225 = v1224 + v1204;
     out[v1225] = v1222;
   }
-  const uint v1226 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1226 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1228 = v444 + v1226;
-  const uint v1229 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1229 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1231 = v447 + v1229;
-  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1233 = v1231 < v1;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1025,11 +1025,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1252 = v1251 + v1231;
     out[v1252] = v1249;
   }
-  const uint v1253 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1253 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1255 = v444 + v1253;
-  const uint v1256 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1256 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1258 = v447 + v1256;
-  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1260 = v1258 < v1;
   const bool v1261 = v1259 && v1260;
   if (v1261) {
@@ -1048,11 +1048,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1279 = v1278 + v1258;
     out[v1279] = v1276;
   }
-  const uint v1280 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1280 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1282 = v444 + v1280;
-  const uint v1283 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1283 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1285 = v447 + v1283;
-  const bool v1286 = v1282 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1286 = v1282 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1287 = v1285 < v1;
   const bool v1288 = v1286 && v1287;
   if (v1288) {
@@ -1071,11 +1071,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1306 = v1305 + v1285;
     out[v1306] = v1303;
   }
-  const uint v1307 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1307 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1309 = v444 + v1307;
-  const uint v1310 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1310 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1312 = v447 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1094,11 +1094,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1333 = v1332 + v1312;
     out[v1333] = v1330;
   }
-  const uint v1334 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1334 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1336 = v444 + v1334;
-  const uint v1337 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1337 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1339 = v447 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1117,11 +1117,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1360 = v1359 + v1339;
     out[v1360] = v1357;
   }
-  const uint v1361 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1361 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1363 = v444 + v1361;
-  const uint v1364 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1364 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1366 = v447 + v1364;
-  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1368 = v1366 < v1;
   const bool v1369 = v1367 && v1368;
   if (v1369) {
@@ -1140,11 +1140,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1387 = v1386 + v1366;
     out[v1387] = v1384;
   }
-  const uint v1388 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1388 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1390 = v444 + v1388;
-  const uint v1391 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1391 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1393 = v447 + v1391;
-  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1395 = v1393 < v1;
   const bool v1396 = v1394 && v1395;
   if (v1396) {
@@ -1163,11 +1163,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1414 = v1413 + v1393;
     out[v1414] = v1411;
   }
-  const uint v1415 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1415 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1417 = v444 + v1415;
-  const uint v1418 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1418 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1420 = v447 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1186,11 +1186,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1441 = v1440 + v1420;
     out[v1441] = v1438;
   }
-  const uint v1442 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1442 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1444 = v444 + v1442;
-  const uint v1445 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1445 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1447 = v447 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1209,11 +1209,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1468 = v1467 + v1447;
     out[v1468] = v1465;
   }
-  const uint v1469 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1469 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1471 = v444 + v1469;
-  const uint v1472 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1472 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1474 = v447 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -1232,11 +1232,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1495 = v1494 + v1474;
     out[v1495] = v1492;
   }
-  const uint v1496 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1496 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1498 = v444 + v1496;
-  const uint v1499 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1499 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1501 = v447 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1255,11 +1255,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1522 = v1521 + v1501;
     out[v1522] = v1519;
   }
-  const uint v1523 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1523 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1525 = v444 + v1523;
-  const uint v1526 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1526 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1528 = v447 + v1526;
-  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -1278,11 +1278,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1549 = v1548 + v1528;
     out[v1549] = v1546;
   }
-  const uint v1550 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1550 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1552 = v444 + v1550;
-  const uint v1553 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1553 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1555 = v447 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1576 = v1575 + v1555;
     out[v1576] = v1573;
   }
-  const uint v1577 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1577 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1579 = v444 + v1577;
-  const uint v1580 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1580 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1582 = v447 + v1580;
-  const bool v1583 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1583 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1584 = v1582 < v1;
   const bool v1585 = v1583 && v1584;
   if (v1585) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1603 = v1602 + v1582;
     out[v1603] = v1600;
   }
-  const uint v1604 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1604 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1606 = v444 + v1604;
-  const uint v1607 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1607 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1609 = v447 + v1607;
-  const bool v1610 = v1606 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1610 = v1606 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1611 = v1609 < v1;
   const bool v1612 = v1610 && v1611;
   if (v1612) {
@@ -1347,11 +1347,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1630 = v1629 + v1609;
     out[v1630] = v1627;
   }
-  const uint v1631 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1631 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1633 = v444 + v1631;
-  const uint v1634 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1634 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1636 = v447 + v1634;
-  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1638 = v1636 < v1;
   const bool v1639 = v1637 && v1638;
   if (v1639) {
@@ -1370,11 +1370,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1657 = v1656 + v1636;
     out[v1657] = v1654;
   }
-  const uint v1658 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1658 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1660 = v444 + v1658;
-  const uint v1661 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1661 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1663 = v447 + v1661;
-  const bool v1664 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1664 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1665 = v1663 < v1;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -1393,11 +1393,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1684 = v1683 + v1663;
     out[v1684] = v1681;
   }
-  const uint v1685 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1685 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1687 = v444 + v1685;
-  const uint v1688 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1688 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1690 = v447 + v1688;
-  const bool v1691 = v1687 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1691 = v1687 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1692 = v1690 < v1;
   const bool v1693 = v1691 && v1692;
   if (v1693) {
@@ -1416,11 +1416,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1711 = v1710 + v1690;
     out[v1711] = v1708;
   }
-  const uint v1712 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1712 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1714 = v444 + v1712;
-  const uint v1715 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1715 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1717 = v447 + v1715;
-  const bool v1718 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1718 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1719 = v1717 < v1;
   const bool v1720 = v1718 && v1719;
   if (v1720) {
@@ -1439,11 +1439,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1738 = v1737 + v1717;
     out[v1738] = v1735;
   }
-  const uint v1739 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1739 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1741 = v444 + v1739;
-  const uint v1742 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1742 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1744 = v447 + v1742;
-  const bool v1745 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1745 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1746 = v1744 < v1;
   const bool v1747 = v1745 && v1746;
   if (v1747) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1765 = v1764 + v1744;
     out[v1765] = v1762;
   }
-  const uint v1766 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1766 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1768 = v444 + v1766;
-  const uint v1769 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1769 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1771 = v447 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1773 = v1771 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
@@ -1485,11 +1485,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1792 = v1791 + v1771;
     out[v1792] = v1789;
   }
-  const uint v1793 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1793 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1795 = v444 + v1793;
-  const uint v1796 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1796 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1798 = v447 + v1796;
-  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1800 = v1798 < v1;
   const bool v1801 = v1799 && v1800;
   if (v1801) {
@@ -1508,11 +1508,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1819 = v1818 + v1798;
     out[v1819] = v1816;
   }
-  const uint v1820 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1820 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1822 = v444 + v1820;
-  const uint v1823 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1823 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1825 = v447 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -1531,11 +1531,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1846 = v1845 + v1825;
     out[v1846] = v1843;
   }
-  const uint v1847 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1847 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1849 = v444 + v1847;
-  const uint v1850 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1850 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1852 = v447 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -1554,11 +1554,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1873 = v1872 + v1852;
     out[v1873] = v1870;
   }
-  const uint v1874 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1874 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1876 = v444 + v1874;
-  const uint v1877 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1877 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1879 = v447 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -1577,11 +1577,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1900 = v1899 + v1879;
     out[v1900] = v1897;
   }
-  const uint v1901 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1901 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1903 = v444 + v1901;
-  const uint v1904 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1904 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1906 = v447 + v1904;
-  const bool v1907 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1907 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1908 = v1906 < v1;
   const bool v1909 = v1907 && v1908;
   if (v1909) {
@@ -1600,11 +1600,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1927 = v1926 + v1906;
     out[v1927] = v1924;
   }
-  const uint v1928 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1928 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1930 = v444 + v1928;
-  const uint v1931 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1931 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1933 = v447 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -1623,11 +1623,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1954 = v1953 + v1933;
     out[v1954] = v1951;
   }
-  const uint v1955 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1955 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1957 = v444 + v1955;
-  const uint v1958 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1958 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1960 = v447 + v1958;
-  const bool v1961 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1961 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1962 = v1960 < v1;
   const bool v1963 = v1961 && v1962;
   if (v1963) {
@@ -1646,11 +1646,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1981 = v1980 + v1960;
     out[v1981] = v1978;
   }
-  const uint v1982 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1982 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1984 = v444 + v1982;
-  const uint v1985 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1985 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1987 = v447 + v1985;
-  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1989 = v1987 < v1;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
@@ -1669,11 +1669,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2008 = v2007 + v1987;
     out[v2008] = v2005;
   }
-  const uint v2009 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2009 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2011 = v444 + v2009;
-  const uint v2012 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2012 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2014 = v447 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2016 = v2014 < v1;
   const bool v2017 = v2015 && v2016;
   if (v2017) {
@@ -1692,11 +1692,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2035 = v2034 + v2014;
     out[v2035] = v2032;
   }
-  const uint v2036 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2036 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2038 = v444 + v2036;
-  const uint v2039 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2039 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2041 = v447 + v2039;
-  const bool v2042 = v2038 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2042 = v2038 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2043 = v2041 < v1;
   const bool v2044 = v2042 && v2043;
   if (v2044) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2062 = v2061 + v2041;
     out[v2062] = v2059;
   }
-  const uint v2063 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2063 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2065 = v444 + v2063;
-  const uint v2066 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2066 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2068 = v447 + v2066;
-  const bool v2069 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2069 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2070 = v2068 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
@@ -1738,11 +1738,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2089 = v2088 + v2068;
     out[v2089] = v2086;
   }
-  const uint v2090 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2090 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2092 = v444 + v2090;
-  const uint v2093 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2093 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2095 = v447 + v2093;
-  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2097 = v2095 < v1;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -1761,11 +1761,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2116 = v2115 + v2095;
     out[v2116] = v2113;
   }
-  const uint v2117 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2117 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2119 = v444 + v2117;
-  const uint v2120 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2120 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2122 = v447 + v2120;
-  const bool v2123 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2123 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2124 = v2122 < v1;
   const bool v2125 = v2123 && v2124;
   if (v2125) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2143 = v2142 + v2122;
     out[v2143] = v2140;
   }
-  const uint v2144 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v2144 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v2146 = v444 + v2144;
-  const uint v2147 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v2147 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v2149 = v447 + v2147;
-  const bool v2150 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v2150 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v2151 = v2149 < v1;
   const bool v2152 = v2150 && v2151;
   if (v2152) {

@@ -91,25 +91,25 @@ kernel void iron_gemm_bias_nk_silu_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<bfloat, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, bfloat(bfloat(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -192,18 +192,18 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v97 + e] = v185 ? b[v191 + e] : bfloat(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -248,7 +248,7 @@ kernel void iron_gemm_bias_nk_silu_bf16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : bfloat(0);
         }
-        const uint v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v328 = v327 + v58;
@@ -268,32 +268,32 @@ kernel void iron_gemm_bias_nk_silu_bf16(
           shm1[v357 + e] = v347 ? b[v353 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 5120u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(40u));
-      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v372), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v379), long(40u));
-      const uint v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v385), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v389 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v390 = iron_tid.x;
-    const uint v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const uint v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const uint v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -339,23 +339,23 @@ kernel void iron_gemm_bias_nk_silu_bf16(
           shm1[v439] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v452), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v24, shm0, long(v460), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v466), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v452), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v24, shm0, long(v460), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v466), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v467 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v467 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v468 = v8 + v16;
   const uint v469 = v468 + v467;
-  const uint v470 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v470 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v471 = v11 + v20;
   const uint v472 = v471 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
@@ -373,11 +373,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v489 = v488 + v472;
     out[v489] = v487;
   }
-  const uint v490 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v490 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v492 = v468 + v490;
-  const uint v493 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v493 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v495 = v471 + v493;
-  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v497 = v495 < v1;
   const bool v498 = v496 && v497;
   if (v498) {
@@ -395,11 +395,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v512 = v511 + v495;
     out[v512] = v510;
   }
-  const uint v513 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v513 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v515 = v468 + v513;
-  const uint v516 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v516 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v518 = v471 + v516;
-  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v520 = v518 < v1;
   const bool v521 = v519 && v520;
   if (v521) {
@@ -417,11 +417,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v535 = v534 + v518;
     out[v535] = v533;
   }
-  const uint v536 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v536 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v538 = v468 + v536;
-  const uint v539 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v539 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v541 = v471 + v539;
-  const bool v542 = v538 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v542 = v538 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v543 = v541 < v1;
   const bool v544 = v542 && v543;
   if (v544) {
@@ -439,11 +439,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v558 = v557 + v541;
     out[v558] = v556;
   }
-  const uint v559 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v559 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v561 = v468 + v559;
-  const uint v562 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v562 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v564 = v471 + v562;
-  const bool v565 = v561 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v565 = v561 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v566 = v564 < v1;
   const bool v567 = v565 && v566;
   if (v567) {
@@ -461,11 +461,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v581 = v580 + v564;
     out[v581] = v579;
   }
-  const uint v582 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v582 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v584 = v468 + v582;
-  const uint v585 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v585 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v587 = v471 + v585;
-  const bool v588 = v584 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v588 = v584 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v589 = v587 < v1;
   const bool v590 = v588 && v589;
   if (v590) {
@@ -483,11 +483,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v604 = v603 + v587;
     out[v604] = v602;
   }
-  const uint v605 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v605 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v607 = v468 + v605;
-  const uint v608 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v608 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v610 = v471 + v608;
-  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v612 = v610 < v1;
   const bool v613 = v611 && v612;
   if (v613) {
@@ -505,11 +505,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v627 = v626 + v610;
     out[v627] = v625;
   }
-  const uint v628 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v628 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v630 = v468 + v628;
-  const uint v631 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v631 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v633 = v471 + v631;
-  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v635 = v633 < v1;
   const bool v636 = v634 && v635;
   if (v636) {
@@ -527,11 +527,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v650 = v649 + v633;
     out[v650] = v648;
   }
-  const uint v651 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v651 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v653 = v468 + v651;
-  const uint v654 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v654 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v656 = v471 + v654;
-  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v658 = v656 < v1;
   const bool v659 = v657 && v658;
   if (v659) {
@@ -549,11 +549,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v673 = v672 + v656;
     out[v673] = v671;
   }
-  const uint v674 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v674 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v676 = v468 + v674;
-  const uint v677 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v677 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v679 = v471 + v677;
-  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -571,11 +571,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v696 = v695 + v679;
     out[v696] = v694;
   }
-  const uint v697 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v697 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v699 = v468 + v697;
-  const uint v700 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v700 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v702 = v471 + v700;
-  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v704 = v702 < v1;
   const bool v705 = v703 && v704;
   if (v705) {
@@ -593,11 +593,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v719 = v718 + v702;
     out[v719] = v717;
   }
-  const uint v720 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v720 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v722 = v468 + v720;
-  const uint v723 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v723 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v725 = v471 + v723;
-  const bool v726 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v726 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v727 = v725 < v1;
   const bool v728 = v726 && v727;
   if (v728) {
@@ -615,11 +615,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v742 = v741 + v725;
     out[v742] = v740;
   }
-  const uint v743 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v743 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v745 = v468 + v743;
-  const uint v746 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v746 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v748 = v471 + v746;
-  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v750 = v748 < v1;
   const bool v751 = v749 && v750;
   if (v751) {
@@ -637,11 +637,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v765 = v764 + v748;
     out[v765] = v763;
   }
-  const uint v766 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v766 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v768 = v468 + v766;
-  const uint v769 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v769 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v771 = v471 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -659,11 +659,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v788 = v787 + v771;
     out[v788] = v786;
   }
-  const uint v789 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v789 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v791 = v468 + v789;
-  const uint v792 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v792 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v794 = v471 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
@@ -681,11 +681,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v811 = v810 + v794;
     out[v811] = v809;
   }
-  const uint v812 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v812 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v814 = v468 + v812;
-  const uint v815 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v815 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v817 = v471 + v815;
-  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v819 = v817 < v1;
   const bool v820 = v818 && v819;
   if (v820) {
@@ -703,11 +703,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v834 = v833 + v817;
     out[v834] = v832;
   }
-  const uint v835 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v835 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v837 = v468 + v835;
-  const uint v838 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v838 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v840 = v471 + v838;
-  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v842 = v840 < v1;
   const bool v843 = v841 && v842;
   if (v843) {
@@ -725,11 +725,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v857 = v856 + v840;
     out[v857] = v855;
   }
-  const uint v858 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v858 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v860 = v468 + v858;
-  const uint v861 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v861 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v863 = v471 + v861;
-  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v865 = v863 < v1;
   const bool v866 = v864 && v865;
   if (v866) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v880 = v879 + v863;
     out[v880] = v878;
   }
-  const uint v881 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v881 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v883 = v468 + v881;
-  const uint v884 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v884 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v886 = v471 + v884;
-  const bool v887 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v887 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v888 = v886 < v1;
   const bool v889 = v887 && v888;
   if (v889) {
@@ -769,11 +769,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v903 = v902 + v886;
     out[v903] = v901;
   }
-  const uint v904 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v904 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v906 = v468 + v904;
-  const uint v907 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v907 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v909 = v471 + v907;
-  const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v911 = v909 < v1;
   const bool v912 = v910 && v911;
   if (v912) {
@@ -791,11 +791,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v926 = v925 + v909;
     out[v926] = v924;
   }
-  const uint v927 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v927 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v929 = v468 + v927;
-  const uint v930 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v930 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v932 = v471 + v930;
-  const bool v933 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v933 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v934 = v932 < v1;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -813,11 +813,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v949 = v948 + v932;
     out[v949] = v947;
   }
-  const uint v950 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v950 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v952 = v468 + v950;
-  const uint v953 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v953 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v955 = v471 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -835,11 +835,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v972 = v971 + v955;
     out[v972] = v970;
   }
-  const uint v973 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v973 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v975 = v468 + v973;
-  const uint v976 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v976 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v978 = v471 + v976;
-  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v980 = v978 < v1;
   const bool v981 = v979 && v980;
   if (v981) {
@@ -857,11 +857,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v995 = v994 + v978;
     out[v995] = v993;
   }
-  const uint v996 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v996 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v998 = v468 + v996;
-  const uint v999 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v999 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1001 = v471 + v999;
-  const bool v1002 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1002 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1003 = v1001 < v1;
   const bool v1004 = v1002 && v1003;
   if (v1004) {
@@ -879,11 +879,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1018 = v1017 + v1001;
     out[v1018] = v1016;
   }
-  const uint v1019 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1019 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1021 = v468 + v1019;
-  const uint v1022 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1022 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1024 = v471 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -901,11 +901,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1041 = v1040 + v1024;
     out[v1041] = v1039;
   }
-  const uint v1042 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1042 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1044 = v468 + v1042;
-  const uint v1045 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1045 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1047 = v471 + v1045;
-  const bool v1048 = v1044 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1048 = v1044 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1049 = v1047 < v1;
   const bool v1050 = v1048 && v1049;
   if (v1050) {
@@ -923,11 +923,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1064 = v1063 + v1047;
     out[v1064] = v1062;
   }
-  const uint v1065 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1065 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1067 = v468 + v1065;
-  const uint v1068 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1068 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1070 = v471 + v1068;
-  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -945,11 +945,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1087 = v1086 + v1070;
     out[v1087] = v1085;
   }
-  const uint v1088 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1088 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1090 = v468 + v1088;
-  const uint v1091 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1091 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1093 = v471 + v1091;
-  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -967,11 +967,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1110 = v1109 + v1093;
     out[v1110] = v1108;
   }
-  const uint v1111 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1111 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1113 = v468 + v1111;
-  const uint v1114 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1114 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1116 = v471 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -989,11 +989,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1133 = v1132 + v1116;
     out[v1133] = v1131;
   }
-  const uint v1134 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1134 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1136 = v468 + v1134;
-  const uint v1137 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1137 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1139 = v471 + v1137;
-  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1141 = v1139 < v1;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1011,11 +1011,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1156 = v1155 + v1139;
     out[v1156] = v1154;
   }
-  const uint v1157 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1157 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1159 = v468 + v1157;
-  const uint v1160 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1160 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1162 = v471 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
@@ -1033,11 +1033,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1179 = v1178 + v1162;
     out[v1179] = v1177;
   }
-  const uint v1180 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1180 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1182 = v468 + v1180;
-  const uint v1183 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1183 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1185 = v471 + v1183;
-  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1187 = v1185 < v1;
   const bool v1188 = v1186 && v1187;
   if (v1188) {
@@ -1055,11 +1055,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1202 = v1201 + v1185;
     out[v1202] = v1200;
   }
-  const uint v1203 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1203 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1205 = v468 + v1203;
-  const uint v1206 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1206 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1208 = v471 + v1206;
-  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
@@ -1077,11 +1077,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1225 = v1224 + v1208;
     out[v1225] = v1223;
   }
-  const uint v1226 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1226 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1228 = v468 + v1226;
-  const uint v1229 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1229 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1231 = v471 + v1229;
-  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1233 = v1231 < v1;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1099,11 +1099,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1248 = v1247 + v1231;
     out[v1248] = v1246;
   }
-  const uint v1249 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1249 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1251 = v468 + v1249;
-  const uint v1252 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1252 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1254 = v471 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1271 = v1270 + v1254;
     out[v1271] = v1269;
   }
-  const uint v1272 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1272 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1274 = v468 + v1272;
-  const uint v1275 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1275 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1277 = v471 + v1275;
-  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1279 = v1277 < v1;
   const bool v1280 = v1278 && v1279;
   if (v1280) {
@@ -1143,11 +1143,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1294 = v1293 + v1277;
     out[v1294] = v1292;
   }
-  const uint v1295 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1295 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1297 = v468 + v1295;
-  const uint v1298 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1298 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1300 = v471 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1302 = v1300 < v1;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1165,11 +1165,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1317 = v1316 + v1300;
     out[v1317] = v1315;
   }
-  const uint v1318 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1318 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1320 = v468 + v1318;
-  const uint v1321 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1321 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1323 = v471 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1325 = v1323 < v1;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1187,11 +1187,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1340 = v1339 + v1323;
     out[v1340] = v1338;
   }
-  const uint v1341 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1341 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1343 = v468 + v1341;
-  const uint v1344 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1344 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1346 = v471 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1348 = v1346 < v1;
   const bool v1349 = v1347 && v1348;
   if (v1349) {
@@ -1209,11 +1209,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1363 = v1362 + v1346;
     out[v1363] = v1361;
   }
-  const uint v1364 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1364 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1366 = v468 + v1364;
-  const uint v1367 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1367 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1369 = v471 + v1367;
-  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1371 = v1369 < v1;
   const bool v1372 = v1370 && v1371;
   if (v1372) {
@@ -1231,11 +1231,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1386 = v1385 + v1369;
     out[v1386] = v1384;
   }
-  const uint v1387 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1387 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1389 = v468 + v1387;
-  const uint v1390 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1390 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1392 = v471 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1394 = v1392 < v1;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
@@ -1253,11 +1253,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1409 = v1408 + v1392;
     out[v1409] = v1407;
   }
-  const uint v1410 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1410 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1412 = v468 + v1410;
-  const uint v1413 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1413 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1415 = v471 + v1413;
-  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1275,11 +1275,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1432 = v1431 + v1415;
     out[v1432] = v1430;
   }
-  const uint v1433 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1433 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1435 = v468 + v1433;
-  const uint v1436 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1436 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1438 = v471 + v1436;
-  const bool v1439 = v1435 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1439 = v1435 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1440 = v1438 < v1;
   const bool v1441 = v1439 && v1440;
   if (v1441) {
@@ -1297,11 +1297,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1455 = v1454 + v1438;
     out[v1455] = v1453;
   }
-  const uint v1456 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1456 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1458 = v468 + v1456;
-  const uint v1459 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1459 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1461 = v471 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1319,11 +1319,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1478 = v1477 + v1461;
     out[v1478] = v1476;
   }
-  const uint v1479 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1479 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1481 = v468 + v1479;
-  const uint v1482 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1482 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1484 = v471 + v1482;
-  const bool v1485 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1485 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1486 = v1484 < v1;
   const bool v1487 = v1485 && v1486;
   if (v1487) {
@@ -1341,11 +1341,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1501 = v1500 + v1484;
     out[v1501] = v1499;
   }
-  const uint v1502 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1502 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1504 = v468 + v1502;
-  const uint v1505 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1505 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1507 = v471 + v1505;
-  const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1509 = v1507 < v1;
   const bool v1510 = v1508 && v1509;
   if (v1510) {
@@ -1363,11 +1363,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1524 = v1523 + v1507;
     out[v1524] = v1522;
   }
-  const uint v1525 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1525 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1527 = v468 + v1525;
-  const uint v1528 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1528 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1530 = v471 + v1528;
-  const bool v1531 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1531 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1532 = v1530 < v1;
   const bool v1533 = v1531 && v1532;
   if (v1533) {
@@ -1385,11 +1385,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1547 = v1546 + v1530;
     out[v1547] = v1545;
   }
-  const uint v1548 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1548 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1550 = v468 + v1548;
-  const uint v1551 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1551 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1553 = v471 + v1551;
-  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1555 = v1553 < v1;
   const bool v1556 = v1554 && v1555;
   if (v1556) {
@@ -1407,11 +1407,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1570 = v1569 + v1553;
     out[v1570] = v1568;
   }
-  const uint v1571 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1571 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1573 = v468 + v1571;
-  const uint v1574 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1574 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1576 = v471 + v1574;
-  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1578 = v1576 < v1;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
@@ -1429,11 +1429,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1593 = v1592 + v1576;
     out[v1593] = v1591;
   }
-  const uint v1594 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1594 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1596 = v468 + v1594;
-  const uint v1597 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1597 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1599 = v471 + v1597;
-  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1451,11 +1451,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1616 = v1615 + v1599;
     out[v1616] = v1614;
   }
-  const uint v1617 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1617 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1619 = v468 + v1617;
-  const uint v1620 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1620 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1622 = v471 + v1620;
-  const bool v1623 = v1619 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1623 = v1619 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1624 = v1622 < v1;
   const bool v1625 = v1623 && v1624;
   if (v1625) {
@@ -1473,11 +1473,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1639 = v1638 + v1622;
     out[v1639] = v1637;
   }
-  const uint v1640 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1640 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1642 = v468 + v1640;
-  const uint v1643 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1643 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1645 = v471 + v1643;
-  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1647 = v1645 < v1;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1495,11 +1495,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1662 = v1661 + v1645;
     out[v1662] = v1660;
   }
-  const uint v1663 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1663 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1665 = v468 + v1663;
-  const uint v1666 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1666 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1668 = v471 + v1666;
-  const bool v1669 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1669 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1670 = v1668 < v1;
   const bool v1671 = v1669 && v1670;
   if (v1671) {
@@ -1517,11 +1517,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1685 = v1684 + v1668;
     out[v1685] = v1683;
   }
-  const uint v1686 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1686 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1688 = v468 + v1686;
-  const uint v1689 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1689 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1691 = v471 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1693 = v1691 < v1;
   const bool v1694 = v1692 && v1693;
   if (v1694) {
@@ -1539,11 +1539,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1708 = v1707 + v1691;
     out[v1708] = v1706;
   }
-  const uint v1709 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1709 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1711 = v468 + v1709;
-  const uint v1712 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1712 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1714 = v471 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1716 = v1714 < v1;
   const bool v1717 = v1715 && v1716;
   if (v1717) {
@@ -1561,11 +1561,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1731 = v1730 + v1714;
     out[v1731] = v1729;
   }
-  const uint v1732 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1732 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1734 = v468 + v1732;
-  const uint v1735 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1735 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1737 = v471 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -1583,11 +1583,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1754 = v1753 + v1737;
     out[v1754] = v1752;
   }
-  const uint v1755 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1755 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1757 = v468 + v1755;
-  const uint v1758 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1758 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1760 = v471 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1605,11 +1605,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1777 = v1776 + v1760;
     out[v1777] = v1775;
   }
-  const uint v1778 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1778 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1780 = v468 + v1778;
-  const uint v1781 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1781 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1783 = v471 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -1627,11 +1627,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1800 = v1799 + v1783;
     out[v1800] = v1798;
   }
-  const uint v1801 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1801 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1803 = v468 + v1801;
-  const uint v1804 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1804 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1806 = v471 + v1804;
-  const bool v1807 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1807 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1808 = v1806 < v1;
   const bool v1809 = v1807 && v1808;
   if (v1809) {
@@ -1649,11 +1649,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1823 = v1822 + v1806;
     out[v1823] = v1821;
   }
-  const uint v1824 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1824 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1826 = v468 + v1824;
-  const uint v1827 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1827 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1829 = v471 + v1827;
-  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1831 = v1829 < v1;
   const bool v1832 = v1830 && v1831;
   if (v1832) {
@@ -1671,11 +1671,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1846 = v1845 + v1829;
     out[v1846] = v1844;
   }
-  const uint v1847 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1847 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1849 = v468 + v1847;
-  const uint v1850 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1850 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1852 = v471 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -1693,11 +1693,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1869 = v1868 + v1852;
     out[v1869] = v1867;
   }
-  const uint v1870 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1870 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1872 = v468 + v1870;
-  const uint v1873 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1873 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1875 = v471 + v1873;
-  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1877 = v1875 < v1;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1892 = v1891 + v1875;
     out[v1892] = v1890;
   }
-  const uint v1893 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1893 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1895 = v468 + v1893;
-  const uint v1896 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1896 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1898 = v471 + v1896;
-  const bool v1899 = v1895 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1899 = v1895 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1900 = v1898 < v1;
   const bool v1901 = v1899 && v1900;
   if (v1901) {
@@ -1737,11 +1737,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1915 = v1914 + v1898;
     out[v1915] = v1913;
   }
-  const uint v1916 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1916 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1918 = v468 + v1916;
-  const uint v1919 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1919 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1921 = v471 + v1919;
-  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1923 = v1921 < v1;
   const bool v1924 = v1922 && v1923;
   if (v1924) {

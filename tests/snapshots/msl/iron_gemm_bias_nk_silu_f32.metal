@@ -85,25 +85,25 @@ kernel void iron_gemm_bias_nk_silu_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -186,18 +186,18 @@ kernel void iron_gemm_bias_nk_silu_f32(
     for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v97 + e] = v185 ? b[v191 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -242,7 +242,7 @@ kernel void iron_gemm_bias_nk_silu_f32(
         for (uint e = 0; e < 4u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : float(0);
         }
-        const uint v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v328 = v327 + v58;
@@ -262,25 +262,25 @@ kernel void iron_gemm_bias_nk_silu_f32(
           shm1[v357 + e] = v347 ? b[v353 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 2560u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(20u));
-      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v372), long(20u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v377 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v378 = iron_tid.x;
-    const uint v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v380 = v378; v380 < 2048u; v380 += v377) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v382 = v380 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v384 = v380 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -326,20 +326,20 @@ kernel void iron_gemm_bias_nk_silu_f32(
           shm1[v427] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v434), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v440), long(20u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v434), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v440), long(20u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v443 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v443 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v444 = v8 + v16;
   const uint v445 = v444 + v443;
-  const uint v446 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v446 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v447 = v11 + v20;
   const uint v448 = v447 + v446;
-  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v450 = v448 < v1;
   const bool v451 = v449 && v450;
   if (v451) {
@@ -354,11 +354,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v463 = v462 + v448;
     out[v463] = v460;
   }
-  const uint v464 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v464 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v466 = v444 + v464;
-  const uint v467 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v467 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v469 = v447 + v467;
-  const bool v470 = v466 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v470 = v466 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v471 = v469 < v1;
   const bool v472 = v470 && v471;
   if (v472) {
@@ -373,11 +373,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v484 = v483 + v469;
     out[v484] = v481;
   }
-  const uint v485 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v485 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v487 = v444 + v485;
-  const uint v488 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v488 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v490 = v447 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v492 = v490 < v1;
   const bool v493 = v491 && v492;
   if (v493) {
@@ -392,11 +392,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v505 = v504 + v490;
     out[v505] = v502;
   }
-  const uint v506 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v506 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v508 = v444 + v506;
-  const uint v509 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v509 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v511 = v447 + v509;
-  const bool v512 = v508 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v512 = v508 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v513 = v511 < v1;
   const bool v514 = v512 && v513;
   if (v514) {
@@ -411,11 +411,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v526 = v525 + v511;
     out[v526] = v523;
   }
-  const uint v527 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v527 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v529 = v444 + v527;
-  const uint v530 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v530 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v532 = v447 + v530;
-  const bool v533 = v529 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v533 = v529 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v534 = v532 < v1;
   const bool v535 = v533 && v534;
   if (v535) {
@@ -430,11 +430,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v547 = v546 + v532;
     out[v547] = v544;
   }
-  const uint v548 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v548 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v550 = v444 + v548;
-  const uint v551 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v551 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v553 = v447 + v551;
-  const bool v554 = v550 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v554 = v550 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v555 = v553 < v1;
   const bool v556 = v554 && v555;
   if (v556) {
@@ -449,11 +449,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v568 = v567 + v553;
     out[v568] = v565;
   }
-  const uint v569 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v569 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v571 = v444 + v569;
-  const uint v572 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v572 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v574 = v447 + v572;
-  const bool v575 = v571 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v575 = v571 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v576 = v574 < v1;
   const bool v577 = v575 && v576;
   if (v577) {
@@ -468,11 +468,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v589 = v588 + v574;
     out[v589] = v586;
   }
-  const uint v590 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v590 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v592 = v444 + v590;
-  const uint v593 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v593 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v595 = v447 + v593;
-  const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v597 = v595 < v1;
   const bool v598 = v596 && v597;
   if (v598) {
@@ -487,11 +487,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v610 = v609 + v595;
     out[v610] = v607;
   }
-  const uint v611 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v611 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v613 = v444 + v611;
-  const uint v614 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v614 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v616 = v447 + v614;
-  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v618 = v616 < v1;
   const bool v619 = v617 && v618;
   if (v619) {
@@ -506,11 +506,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v631 = v630 + v616;
     out[v631] = v628;
   }
-  const uint v632 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v632 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v634 = v444 + v632;
-  const uint v635 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v635 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v637 = v447 + v635;
-  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v639 = v637 < v1;
   const bool v640 = v638 && v639;
   if (v640) {
@@ -525,11 +525,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v652 = v651 + v637;
     out[v652] = v649;
   }
-  const uint v653 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v653 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v655 = v444 + v653;
-  const uint v656 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v656 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v658 = v447 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v660 = v658 < v1;
   const bool v661 = v659 && v660;
   if (v661) {
@@ -544,11 +544,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v673 = v672 + v658;
     out[v673] = v670;
   }
-  const uint v674 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v674 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v676 = v444 + v674;
-  const uint v677 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v677 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v679 = v447 + v677;
-  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -563,11 +563,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v694 = v693 + v679;
     out[v694] = v691;
   }
-  const uint v695 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v695 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v697 = v444 + v695;
-  const uint v698 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v698 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v700 = v447 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -582,11 +582,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v715 = v714 + v700;
     out[v715] = v712;
   }
-  const uint v716 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v716 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v718 = v444 + v716;
-  const uint v719 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v719 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v721 = v447 + v719;
-  const bool v722 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v722 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v723 = v721 < v1;
   const bool v724 = v722 && v723;
   if (v724) {
@@ -601,11 +601,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v736 = v735 + v721;
     out[v736] = v733;
   }
-  const uint v737 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v737 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v739 = v444 + v737;
-  const uint v740 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v740 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v742 = v447 + v740;
-  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v744 = v742 < v1;
   const bool v745 = v743 && v744;
   if (v745) {
@@ -620,11 +620,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v757 = v756 + v742;
     out[v757] = v754;
   }
-  const uint v758 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v758 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v760 = v444 + v758;
-  const uint v761 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v761 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v763 = v447 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v765 = v763 < v1;
   const bool v766 = v764 && v765;
   if (v766) {
@@ -639,11 +639,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v778 = v777 + v763;
     out[v778] = v775;
   }
-  const uint v779 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v779 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v781 = v444 + v779;
-  const uint v782 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v782 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v784 = v447 + v782;
-  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -658,11 +658,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v799 = v798 + v784;
     out[v799] = v796;
   }
-  const uint v800 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v800 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v802 = v444 + v800;
-  const uint v803 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v803 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v805 = v447 + v803;
-  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v807 = v805 < v1;
   const bool v808 = v806 && v807;
   if (v808) {
@@ -677,11 +677,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v820 = v819 + v805;
     out[v820] = v817;
   }
-  const uint v821 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v821 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v823 = v444 + v821;
-  const uint v824 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v824 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v826 = v447 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v828 = v826 < v1;
   const bool v829 = v827 && v828;
   if (v829) {
@@ -696,11 +696,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v841 = v840 + v826;
     out[v841] = v838;
   }
-  const uint v842 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v842 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v844 = v444 + v842;
-  const uint v845 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v845 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v847 = v447 + v845;
-  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v849 = v847 < v1;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -715,11 +715,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v862 = v861 + v847;
     out[v862] = v859;
   }
-  const uint v863 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v863 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v865 = v444 + v863;
-  const uint v866 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v866 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v868 = v447 + v866;
-  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v870 = v868 < v1;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -734,11 +734,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v883 = v882 + v868;
     out[v883] = v880;
   }
-  const uint v884 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v884 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v886 = v444 + v884;
-  const uint v887 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v887 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v889 = v447 + v887;
-  const bool v890 = v886 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v890 = v886 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v891 = v889 < v1;
   const bool v892 = v890 && v891;
   if (v892) {
@@ -753,11 +753,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v904 = v903 + v889;
     out[v904] = v901;
   }
-  const uint v905 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v905 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v907 = v444 + v905;
-  const uint v908 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v908 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v910 = v447 + v908;
-  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v912 = v910 < v1;
   const bool v913 = v911 && v912;
   if (v913) {
@@ -772,11 +772,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v925 = v924 + v910;
     out[v925] = v922;
   }
-  const uint v926 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v926 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v928 = v444 + v926;
-  const uint v929 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v929 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v931 = v447 + v929;
-  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v933 = v931 < v1;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -791,11 +791,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v946 = v945 + v931;
     out[v946] = v943;
   }
-  const uint v947 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v947 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v949 = v444 + v947;
-  const uint v950 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v950 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v952 = v447 + v950;
-  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v954 = v952 < v1;
   const bool v955 = v953 && v954;
   if (v955) {
@@ -810,11 +810,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v967 = v966 + v952;
     out[v967] = v964;
   }
-  const uint v968 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v968 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v970 = v444 + v968;
-  const uint v971 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v971 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v973 = v447 + v971;
-  const bool v974 = v970 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v974 = v970 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v975 = v973 < v1;
   const bool v976 = v974 && v975;
   if (v976) {
@@ -829,11 +829,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v988 = v987 + v973;
     out[v988] = v985;
   }
-  const uint v989 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v989 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v991 = v444 + v989;
-  const uint v992 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v992 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v994 = v447 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -848,11 +848,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1009 = v1008 + v994;
     out[v1009] = v1006;
   }
-  const uint v1010 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1010 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1012 = v444 + v1010;
-  const uint v1013 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1013 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1015 = v447 + v1013;
-  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1017 = v1015 < v1;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -867,11 +867,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1030 = v1029 + v1015;
     out[v1030] = v1027;
   }
-  const uint v1031 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1031 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1033 = v444 + v1031;
-  const uint v1034 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1034 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1036 = v447 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -886,11 +886,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1051 = v1050 + v1036;
     out[v1051] = v1048;
   }
-  const uint v1052 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1052 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1054 = v444 + v1052;
-  const uint v1055 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1055 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1057 = v447 + v1055;
-  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1059 = v1057 < v1;
   const bool v1060 = v1058 && v1059;
   if (v1060) {
@@ -905,11 +905,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1072 = v1071 + v1057;
     out[v1072] = v1069;
   }
-  const uint v1073 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1073 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1075 = v444 + v1073;
-  const uint v1076 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1076 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1078 = v447 + v1076;
-  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1080 = v1078 < v1;
   const bool v1081 = v1079 && v1080;
   if (v1081) {
@@ -924,11 +924,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1093 = v1092 + v1078;
     out[v1093] = v1090;
   }
-  const uint v1094 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1094 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1096 = v444 + v1094;
-  const uint v1097 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1097 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1099 = v447 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1101 = v1099 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -943,11 +943,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1114 = v1113 + v1099;
     out[v1114] = v1111;
   }
-  const uint v1115 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1115 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1117 = v444 + v1115;
-  const uint v1118 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1118 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1120 = v447 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -962,11 +962,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1135 = v1134 + v1120;
     out[v1135] = v1132;
   }
-  const uint v1136 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1136 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1138 = v444 + v1136;
-  const uint v1139 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1139 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1141 = v447 + v1139;
-  const bool v1142 = v1138 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1142 = v1138 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1143 = v1141 < v1;
   const bool v1144 = v1142 && v1143;
   if (v1144) {
@@ -981,11 +981,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1156 = v1155 + v1141;
     out[v1156] = v1153;
   }
-  const uint v1157 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1157 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1159 = v444 + v1157;
-  const uint v1160 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1160 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1162 = v447 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
@@ -1000,11 +1000,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1177 = v1176 + v1162;
     out[v1177] = v1174;
   }
-  const uint v1178 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1178 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1180 = v444 + v1178;
-  const uint v1181 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1181 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1183 = v447 + v1181;
-  const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1185 = v1183 < v1;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1198 = v1197 + v1183;
     out[v1198] = v1195;
   }
-  const uint v1199 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1199 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1201 = v444 + v1199;
-  const uint v1202 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1202 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1204 = v447 + v1202;
-  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1038,11 +1038,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1219 = v1218 + v1204;
     out[v1219] = v1216;
   }
-  const uint v1220 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1220 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1222 = v444 + v1220;
-  const uint v1223 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1223 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1225 = v447 + v1223;
-  const bool v1226 = v1222 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1226 = v1222 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1227 = v1225 < v1;
   const bool v1228 = v1226 && v1227;
   if (v1228) {
@@ -1057,11 +1057,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1240 = v1239 + v1225;
     out[v1240] = v1237;
   }
-  const uint v1241 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1241 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1243 = v444 + v1241;
-  const uint v1244 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1244 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1246 = v447 + v1244;
-  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1248 = v1246 < v1;
   const bool v1249 = v1247 && v1248;
   if (v1249) {
@@ -1076,11 +1076,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1261 = v1260 + v1246;
     out[v1261] = v1258;
   }
-  const uint v1262 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1262 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1264 = v444 + v1262;
-  const uint v1265 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1265 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1267 = v447 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1095,11 +1095,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1282 = v1281 + v1267;
     out[v1282] = v1279;
   }
-  const uint v1283 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1283 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1285 = v444 + v1283;
-  const uint v1286 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1286 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1288 = v447 + v1286;
-  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1290 = v1288 < v1;
   const bool v1291 = v1289 && v1290;
   if (v1291) {
@@ -1114,11 +1114,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1303 = v1302 + v1288;
     out[v1303] = v1300;
   }
-  const uint v1304 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1304 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1306 = v444 + v1304;
-  const uint v1307 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1307 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1309 = v447 + v1307;
-  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1311 = v1309 < v1;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
@@ -1133,11 +1133,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1324 = v1323 + v1309;
     out[v1324] = v1321;
   }
-  const uint v1325 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1325 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1327 = v444 + v1325;
-  const uint v1328 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1328 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1330 = v447 + v1328;
-  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1332 = v1330 < v1;
   const bool v1333 = v1331 && v1332;
   if (v1333) {
@@ -1152,11 +1152,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1345 = v1344 + v1330;
     out[v1345] = v1342;
   }
-  const uint v1346 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1346 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1348 = v444 + v1346;
-  const uint v1349 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1349 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1351 = v447 + v1349;
-  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1353 = v1351 < v1;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
@@ -1171,11 +1171,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1366 = v1365 + v1351;
     out[v1366] = v1363;
   }
-  const uint v1367 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1367 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1369 = v444 + v1367;
-  const uint v1370 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1370 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1372 = v447 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1387 = v1386 + v1372;
     out[v1387] = v1384;
   }
-  const uint v1388 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1388 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1390 = v444 + v1388;
-  const uint v1391 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1391 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1393 = v447 + v1391;
-  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1395 = v1393 < v1;
   const bool v1396 = v1394 && v1395;
   if (v1396) {
@@ -1209,11 +1209,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1408 = v1407 + v1393;
     out[v1408] = v1405;
   }
-  const uint v1409 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1409 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1411 = v444 + v1409;
-  const uint v1412 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1412 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1414 = v447 + v1412;
-  const bool v1415 = v1411 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1415 = v1411 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1416 = v1414 < v1;
   const bool v1417 = v1415 && v1416;
   if (v1417) {
@@ -1228,11 +1228,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1429 = v1428 + v1414;
     out[v1429] = v1426;
   }
-  const uint v1430 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1430 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1432 = v444 + v1430;
-  const uint v1433 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1433 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1435 = v447 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1247,11 +1247,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1450 = v1449 + v1435;
     out[v1450] = v1447;
   }
-  const uint v1451 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1451 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1453 = v444 + v1451;
-  const uint v1454 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1454 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1456 = v447 + v1454;
-  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
@@ -1266,11 +1266,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1471 = v1470 + v1456;
     out[v1471] = v1468;
   }
-  const uint v1472 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1472 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1474 = v444 + v1472;
-  const uint v1475 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1475 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1477 = v447 + v1475;
-  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1479 = v1477 < v1;
   const bool v1480 = v1478 && v1479;
   if (v1480) {
@@ -1285,11 +1285,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1492 = v1491 + v1477;
     out[v1492] = v1489;
   }
-  const uint v1493 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1493 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1495 = v444 + v1493;
-  const uint v1496 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1496 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1498 = v447 + v1496;
-  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1500 = v1498 < v1;
   const bool v1501 = v1499 && v1500;
   if (v1501) {
@@ -1304,11 +1304,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1513 = v1512 + v1498;
     out[v1513] = v1510;
   }
-  const uint v1514 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1514 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1516 = v444 + v1514;
-  const uint v1517 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1517 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1519 = v447 + v1517;
-  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1323,11 +1323,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1534 = v1533 + v1519;
     out[v1534] = v1531;
   }
-  const uint v1535 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1535 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1537 = v444 + v1535;
-  const uint v1538 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1538 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1540 = v447 + v1538;
-  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1542 = v1540 < v1;
   const bool v1543 = v1541 && v1542;
   if (v1543) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1555 = v1554 + v1540;
     out[v1555] = v1552;
   }
-  const uint v1556 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1556 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1558 = v444 + v1556;
-  const uint v1559 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1559 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1561 = v447 + v1559;
-  const bool v1562 = v1558 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1562 = v1558 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1563 = v1561 < v1;
   const bool v1564 = v1562 && v1563;
   if (v1564) {
@@ -1361,11 +1361,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1576 = v1575 + v1561;
     out[v1576] = v1573;
   }
-  const uint v1577 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1577 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1579 = v444 + v1577;
-  const uint v1580 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1580 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1582 = v447 + v1580;
-  const bool v1583 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1583 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1584 = v1582 < v1;
   const bool v1585 = v1583 && v1584;
   if (v1585) {
@@ -1380,11 +1380,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1597 = v1596 + v1582;
     out[v1597] = v1594;
   }
-  const uint v1598 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1598 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1600 = v444 + v1598;
-  const uint v1601 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1601 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1603 = v447 + v1601;
-  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1605 = v1603 < v1;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1399,11 +1399,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1618 = v1617 + v1603;
     out[v1618] = v1615;
   }
-  const uint v1619 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1619 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1621 = v444 + v1619;
-  const uint v1622 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1622 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1624 = v447 + v1622;
-  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1626 = v1624 < v1;
   const bool v1627 = v1625 && v1626;
   if (v1627) {
@@ -1418,11 +1418,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1639 = v1638 + v1624;
     out[v1639] = v1636;
   }
-  const uint v1640 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1640 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1642 = v444 + v1640;
-  const uint v1643 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1643 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1645 = v447 + v1643;
-  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1647 = v1645 < v1;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1437,11 +1437,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1660 = v1659 + v1645;
     out[v1660] = v1657;
   }
-  const uint v1661 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1661 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1663 = v444 + v1661;
-  const uint v1664 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1664 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1666 = v447 + v1664;
-  const bool v1667 = v1663 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1667 = v1663 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1668 = v1666 < v1;
   const bool v1669 = v1667 && v1668;
   if (v1669) {
@@ -1456,11 +1456,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1681 = v1680 + v1666;
     out[v1681] = v1678;
   }
-  const uint v1682 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1682 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1684 = v444 + v1682;
-  const uint v1685 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1685 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1687 = v447 + v1685;
-  const bool v1688 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1688 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1689 = v1687 < v1;
   const bool v1690 = v1688 && v1689;
   if (v1690) {
@@ -1475,11 +1475,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1702 = v1701 + v1687;
     out[v1702] = v1699;
   }
-  const uint v1703 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1703 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1705 = v444 + v1703;
-  const uint v1706 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1706 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1708 = v447 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1494,11 +1494,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1723 = v1722 + v1708;
     out[v1723] = v1720;
   }
-  const uint v1724 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1724 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1726 = v444 + v1724;
-  const uint v1727 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1727 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1729 = v447 + v1727;
-  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1513,11 +1513,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1744 = v1743 + v1729;
     out[v1744] = v1741;
   }
-  const uint v1745 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1745 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1747 = v444 + v1745;
-  const uint v1748 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1748 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1750 = v447 + v1748;
-  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1752 = v1750 < v1;
   const bool v1753 = v1751 && v1752;
   if (v1753) {
@@ -1532,11 +1532,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1765 = v1764 + v1750;
     out[v1765] = v1762;
   }
-  const uint v1766 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1766 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1768 = v444 + v1766;
-  const uint v1769 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1769 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1771 = v447 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1773 = v1771 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {

@@ -83,27 +83,27 @@ kernel void iron_gemm_kn_f16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, half(half(0.0f)));
-  iron_frag<half, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<half, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, half(half(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const uint v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -200,17 +200,17 @@ kernel void iron_gemm_kn_f16(
     for (uint e = 0; e < 8u; ++e) {
       shm1[v195 + e] = v185 ? b[v191 + e] : half(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -255,7 +255,7 @@ kernel void iron_gemm_kn_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : half(0);
         }
-        const uint v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -281,32 +281,32 @@ kernel void iron_gemm_kn_f16(
           shm1[v357 + e] = v347 ? b[v353 + e] : half(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 5120u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(40u));
-      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v26, shm1, long(v371), long(72u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v377), long(40u));
-      const uint v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const uint v381 = v380 + v20;
       iron_frag_load<false>(v26, shm1, long(v381), long(72u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v385 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v386 = iron_tid.x;
-    const uint v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const uint v454 = v442 + 16u;
-    const uint v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:123
+    const uint v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (uint v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v388 = v386; v388 < 4096u; v388 += v385) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v390 = v388 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v392 = v388 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -352,23 +352,23 @@ kernel void iron_gemm_kn_f16(
           shm1[v435] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v442), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v20), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v24, shm0, long(v454), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v458), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v442), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v20), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v24, shm0, long(v454), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v458), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v459 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v459 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v460 = v8 + v16;
   const uint v461 = v460 + v459;
-  const uint v462 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v462 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v463 = v11 + v20;
   const uint v464 = v463 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
@@ -379,11 +379,11 @@ kernel void iron_gemm_kn_f16(
     const uint v472 = v471 + v464;
     out[v472] = v470;
   }
-  const uint v473 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v473 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v475 = v460 + v473;
-  const uint v476 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v476 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v478 = v463 + v476;
-  const bool v479 = v475 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v479 = v475 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v480 = v478 < v1;
   const bool v481 = v479 && v480;
   if (v481) {
@@ -394,11 +394,11 @@ kernel void iron_gemm_kn_f16(
     const uint v486 = v485 + v478;
     out[v486] = v484;
   }
-  const uint v487 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v487 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v489 = v460 + v487;
-  const uint v490 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v490 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v492 = v463 + v490;
-  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v494 = v492 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
@@ -409,11 +409,11 @@ kernel void iron_gemm_kn_f16(
     const uint v500 = v499 + v492;
     out[v500] = v498;
   }
-  const uint v501 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v501 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v503 = v460 + v501;
-  const uint v504 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v504 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v506 = v463 + v504;
-  const bool v507 = v503 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v507 = v503 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v508 = v506 < v1;
   const bool v509 = v507 && v508;
   if (v509) {
@@ -424,11 +424,11 @@ kernel void iron_gemm_kn_f16(
     const uint v514 = v513 + v506;
     out[v514] = v512;
   }
-  const uint v515 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v515 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v517 = v460 + v515;
-  const uint v518 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v518 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v520 = v463 + v518;
-  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v522 = v520 < v1;
   const bool v523 = v521 && v522;
   if (v523) {
@@ -439,11 +439,11 @@ kernel void iron_gemm_kn_f16(
     const uint v528 = v527 + v520;
     out[v528] = v526;
   }
-  const uint v529 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v529 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v531 = v460 + v529;
-  const uint v532 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v532 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v534 = v463 + v532;
-  const bool v535 = v531 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v535 = v531 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v536 = v534 < v1;
   const bool v537 = v535 && v536;
   if (v537) {
@@ -454,11 +454,11 @@ kernel void iron_gemm_kn_f16(
     const uint v542 = v541 + v534;
     out[v542] = v540;
   }
-  const uint v543 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v543 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v545 = v460 + v543;
-  const uint v546 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v546 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v548 = v463 + v546;
-  const bool v549 = v545 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v549 = v545 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v550 = v548 < v1;
   const bool v551 = v549 && v550;
   if (v551) {
@@ -469,11 +469,11 @@ kernel void iron_gemm_kn_f16(
     const uint v556 = v555 + v548;
     out[v556] = v554;
   }
-  const uint v557 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v557 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v559 = v460 + v557;
-  const uint v560 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v560 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v562 = v463 + v560;
-  const bool v563 = v559 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v563 = v559 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v564 = v562 < v1;
   const bool v565 = v563 && v564;
   if (v565) {
@@ -484,11 +484,11 @@ kernel void iron_gemm_kn_f16(
     const uint v570 = v569 + v562;
     out[v570] = v568;
   }
-  const uint v571 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v571 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v573 = v460 + v571;
-  const uint v574 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v574 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v576 = v463 + v574;
-  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v578 = v576 < v1;
   const bool v579 = v577 && v578;
   if (v579) {
@@ -499,11 +499,11 @@ kernel void iron_gemm_kn_f16(
     const uint v584 = v583 + v576;
     out[v584] = v582;
   }
-  const uint v585 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v585 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v587 = v460 + v585;
-  const uint v588 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v588 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v590 = v463 + v588;
-  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v592 = v590 < v1;
   const bool v593 = v591 && v592;
   if (v593) {
@@ -514,11 +514,11 @@ kernel void iron_gemm_kn_f16(
     const uint v598 = v597 + v590;
     out[v598] = v596;
   }
-  const uint v599 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v599 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v601 = v460 + v599;
-  const uint v602 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v602 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v604 = v463 + v602;
-  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -529,11 +529,11 @@ kernel void iron_gemm_kn_f16(
     const uint v612 = v611 + v604;
     out[v612] = v610;
   }
-  const uint v613 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v613 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v615 = v460 + v613;
-  const uint v616 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v616 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v618 = v463 + v616;
-  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v620 = v618 < v1;
   const bool v621 = v619 && v620;
   if (v621) {
@@ -544,11 +544,11 @@ kernel void iron_gemm_kn_f16(
     const uint v626 = v625 + v618;
     out[v626] = v624;
   }
-  const uint v627 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v627 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v629 = v460 + v627;
-  const uint v630 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v630 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v632 = v463 + v630;
-  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
@@ -559,11 +559,11 @@ kernel void iron_gemm_kn_f16(
     const uint v640 = v639 + v632;
     out[v640] = v638;
   }
-  const uint v641 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v641 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v643 = v460 + v641;
-  const uint v644 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v644 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v646 = v463 + v644;
-  const bool v647 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v647 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v648 = v646 < v1;
   const bool v649 = v647 && v648;
   if (v649) {
@@ -574,11 +574,11 @@ kernel void iron_gemm_kn_f16(
     const uint v654 = v653 + v646;
     out[v654] = v652;
   }
-  const uint v655 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v655 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v657 = v460 + v655;
-  const uint v658 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v658 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v660 = v463 + v658;
-  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v661 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v662 = v660 < v1;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -589,11 +589,11 @@ kernel void iron_gemm_kn_f16(
     const uint v668 = v667 + v660;
     out[v668] = v666;
   }
-  const uint v669 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v669 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v671 = v460 + v669;
-  const uint v672 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v672 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v674 = v463 + v672;
-  const bool v675 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v675 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v676 = v674 < v1;
   const bool v677 = v675 && v676;
   if (v677) {
@@ -604,11 +604,11 @@ kernel void iron_gemm_kn_f16(
     const uint v682 = v681 + v674;
     out[v682] = v680;
   }
-  const uint v683 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v683 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v685 = v460 + v683;
-  const uint v686 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v686 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v688 = v463 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -619,11 +619,11 @@ kernel void iron_gemm_kn_f16(
     const uint v696 = v695 + v688;
     out[v696] = v694;
   }
-  const uint v697 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v697 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v699 = v460 + v697;
-  const uint v700 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v700 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v702 = v463 + v700;
-  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v704 = v702 < v1;
   const bool v705 = v703 && v704;
   if (v705) {
@@ -634,11 +634,11 @@ kernel void iron_gemm_kn_f16(
     const uint v710 = v709 + v702;
     out[v710] = v708;
   }
-  const uint v711 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v711 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v713 = v460 + v711;
-  const uint v714 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v714 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v716 = v463 + v714;
-  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v718 = v716 < v1;
   const bool v719 = v717 && v718;
   if (v719) {
@@ -649,11 +649,11 @@ kernel void iron_gemm_kn_f16(
     const uint v724 = v723 + v716;
     out[v724] = v722;
   }
-  const uint v725 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v725 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v727 = v460 + v725;
-  const uint v728 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v728 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v730 = v463 + v728;
-  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v732 = v730 < v1;
   const bool v733 = v731 && v732;
   if (v733) {
@@ -664,11 +664,11 @@ kernel void iron_gemm_kn_f16(
     const uint v738 = v737 + v730;
     out[v738] = v736;
   }
-  const uint v739 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v739 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v741 = v460 + v739;
-  const uint v742 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v742 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v744 = v463 + v742;
-  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v746 = v744 < v1;
   const bool v747 = v745 && v746;
   if (v747) {
@@ -679,11 +679,11 @@ kernel void iron_gemm_kn_f16(
     const uint v752 = v751 + v744;
     out[v752] = v750;
   }
-  const uint v753 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v753 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v755 = v460 + v753;
-  const uint v756 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v756 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v758 = v463 + v756;
-  const bool v759 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v759 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v760 = v758 < v1;
   const bool v761 = v759 && v760;
   if (v761) {
@@ -694,11 +694,11 @@ kernel void iron_gemm_kn_f16(
     const uint v766 = v765 + v758;
     out[v766] = v764;
   }
-  const uint v767 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v767 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v769 = v460 + v767;
-  const uint v770 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v770 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v772 = v463 + v770;
-  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v773 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -709,11 +709,11 @@ kernel void iron_gemm_kn_f16(
     const uint v780 = v779 + v772;
     out[v780] = v778;
   }
-  const uint v781 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v781 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v783 = v460 + v781;
-  const uint v784 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v784 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v786 = v463 + v784;
-  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v788 = v786 < v1;
   const bool v789 = v787 && v788;
   if (v789) {
@@ -724,11 +724,11 @@ kernel void iron_gemm_kn_f16(
     const uint v794 = v793 + v786;
     out[v794] = v792;
   }
-  const uint v795 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v795 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v797 = v460 + v795;
-  const uint v798 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v798 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v800 = v463 + v798;
-  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -739,11 +739,11 @@ kernel void iron_gemm_kn_f16(
     const uint v808 = v807 + v800;
     out[v808] = v806;
   }
-  const uint v809 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v809 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v811 = v460 + v809;
-  const uint v812 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v812 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v814 = v463 + v812;
-  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
@@ -754,11 +754,11 @@ kernel void iron_gemm_kn_f16(
     const uint v822 = v821 + v814;
     out[v822] = v820;
   }
-  const uint v823 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v823 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v825 = v460 + v823;
-  const uint v826 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v826 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v828 = v463 + v826;
-  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -769,11 +769,11 @@ kernel void iron_gemm_kn_f16(
     const uint v836 = v835 + v828;
     out[v836] = v834;
   }
-  const uint v837 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v837 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v839 = v460 + v837;
-  const uint v840 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v840 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v842 = v463 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v844 = v842 < v1;
   const bool v845 = v843 && v844;
   if (v845) {
@@ -784,11 +784,11 @@ kernel void iron_gemm_kn_f16(
     const uint v850 = v849 + v842;
     out[v850] = v848;
   }
-  const uint v851 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v851 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v853 = v460 + v851;
-  const uint v854 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v854 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v856 = v463 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -799,11 +799,11 @@ kernel void iron_gemm_kn_f16(
     const uint v864 = v863 + v856;
     out[v864] = v862;
   }
-  const uint v865 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v865 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v867 = v460 + v865;
-  const uint v868 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v868 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v870 = v463 + v868;
-  const bool v871 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v871 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v872 = v870 < v1;
   const bool v873 = v871 && v872;
   if (v873) {
@@ -814,11 +814,11 @@ kernel void iron_gemm_kn_f16(
     const uint v878 = v877 + v870;
     out[v878] = v876;
   }
-  const uint v879 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v879 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v881 = v460 + v879;
-  const uint v882 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v882 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v884 = v463 + v882;
-  const bool v885 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v885 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v886 = v884 < v1;
   const bool v887 = v885 && v886;
   if (v887) {
@@ -829,11 +829,11 @@ kernel void iron_gemm_kn_f16(
     const uint v892 = v891 + v884;
     out[v892] = v890;
   }
-  const uint v893 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v893 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v895 = v460 + v893;
-  const uint v896 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v896 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v898 = v463 + v896;
-  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v900 = v898 < v1;
   const bool v901 = v899 && v900;
   if (v901) {
@@ -844,11 +844,11 @@ kernel void iron_gemm_kn_f16(
     const uint v906 = v905 + v898;
     out[v906] = v904;
   }
-  const uint v907 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v907 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v909 = v460 + v907;
-  const uint v910 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v910 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v912 = v463 + v910;
-  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v914 = v912 < v1;
   const bool v915 = v913 && v914;
   if (v915) {
@@ -859,11 +859,11 @@ kernel void iron_gemm_kn_f16(
     const uint v920 = v919 + v912;
     out[v920] = v918;
   }
-  const uint v921 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v921 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v923 = v460 + v921;
-  const uint v924 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v924 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v926 = v463 + v924;
-  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v928 = v926 < v1;
   const bool v929 = v927 && v928;
   if (v929) {
@@ -874,11 +874,11 @@ kernel void iron_gemm_kn_f16(
     const uint v934 = v933 + v926;
     out[v934] = v932;
   }
-  const uint v935 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v935 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v937 = v460 + v935;
-  const uint v938 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v938 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v940 = v463 + v938;
-  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -889,11 +889,11 @@ kernel void iron_gemm_kn_f16(
     const uint v948 = v947 + v940;
     out[v948] = v946;
   }
-  const uint v949 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v949 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v951 = v460 + v949;
-  const uint v952 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v952 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v954 = v463 + v952;
-  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v956 = v954 < v1;
   const bool v957 = v955 && v956;
   if (v957) {
@@ -904,11 +904,11 @@ kernel void iron_gemm_kn_f16(
     const uint v962 = v961 + v954;
     out[v962] = v960;
   }
-  const uint v963 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v963 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v965 = v460 + v963;
-  const uint v966 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v966 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v968 = v463 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -919,11 +919,11 @@ kernel void iron_gemm_kn_f16(
     const uint v976 = v975 + v968;
     out[v976] = v974;
   }
-  const uint v977 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v977 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v979 = v460 + v977;
-  const uint v980 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v980 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v982 = v463 + v980;
-  const bool v983 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v983 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v984 = v982 < v1;
   const bool v985 = v983 && v984;
   if (v985) {
@@ -934,11 +934,11 @@ kernel void iron_gemm_kn_f16(
     const uint v990 = v989 + v982;
     out[v990] = v988;
   }
-  const uint v991 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v991 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v993 = v460 + v991;
-  const uint v994 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v994 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v996 = v463 + v994;
-  const bool v997 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v997 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v998 = v996 < v1;
   const bool v999 = v997 && v998;
   if (v999) {
@@ -949,11 +949,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1004 = v1003 + v996;
     out[v1004] = v1002;
   }
-  const uint v1005 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1005 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1007 = v460 + v1005;
-  const uint v1008 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1008 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1010 = v463 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -964,11 +964,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1018 = v1017 + v1010;
     out[v1018] = v1016;
   }
-  const uint v1019 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1019 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1021 = v460 + v1019;
-  const uint v1022 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1022 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1024 = v463 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -979,11 +979,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1032 = v1031 + v1024;
     out[v1032] = v1030;
   }
-  const uint v1033 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1033 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1035 = v460 + v1033;
-  const uint v1036 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1036 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1038 = v463 + v1036;
-  const bool v1039 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1039 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1040 = v1038 < v1;
   const bool v1041 = v1039 && v1040;
   if (v1041) {
@@ -994,11 +994,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1046 = v1045 + v1038;
     out[v1046] = v1044;
   }
-  const uint v1047 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1047 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1049 = v460 + v1047;
-  const uint v1050 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1050 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1052 = v463 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
@@ -1009,11 +1009,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1060 = v1059 + v1052;
     out[v1060] = v1058;
   }
-  const uint v1061 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1061 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1063 = v460 + v1061;
-  const uint v1064 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1064 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1066 = v463 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
@@ -1024,11 +1024,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1074 = v1073 + v1066;
     out[v1074] = v1072;
   }
-  const uint v1075 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1075 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1077 = v460 + v1075;
-  const uint v1078 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1078 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1080 = v463 + v1078;
-  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
@@ -1039,11 +1039,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1088 = v1087 + v1080;
     out[v1088] = v1086;
   }
-  const uint v1089 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1089 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1091 = v460 + v1089;
-  const uint v1092 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1092 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1094 = v463 + v1092;
-  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1096 = v1094 < v1;
   const bool v1097 = v1095 && v1096;
   if (v1097) {
@@ -1054,11 +1054,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1102 = v1101 + v1094;
     out[v1102] = v1100;
   }
-  const uint v1103 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1103 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1105 = v460 + v1103;
-  const uint v1106 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1106 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1108 = v463 + v1106;
-  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1069,11 +1069,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1116 = v1115 + v1108;
     out[v1116] = v1114;
   }
-  const uint v1117 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1117 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1119 = v460 + v1117;
-  const uint v1120 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1120 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1122 = v463 + v1120;
-  const bool v1123 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1123 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1124 = v1122 < v1;
   const bool v1125 = v1123 && v1124;
   if (v1125) {
@@ -1084,11 +1084,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1130 = v1129 + v1122;
     out[v1130] = v1128;
   }
-  const uint v1131 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1131 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1133 = v460 + v1131;
-  const uint v1134 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1134 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1136 = v463 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1099,11 +1099,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1144 = v1143 + v1136;
     out[v1144] = v1142;
   }
-  const uint v1145 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1145 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1147 = v460 + v1145;
-  const uint v1148 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1148 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1150 = v463 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -1114,11 +1114,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1158 = v1157 + v1150;
     out[v1158] = v1156;
   }
-  const uint v1159 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1159 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1161 = v460 + v1159;
-  const uint v1162 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1162 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1164 = v463 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1129,11 +1129,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1172 = v1171 + v1164;
     out[v1172] = v1170;
   }
-  const uint v1173 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1173 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1175 = v460 + v1173;
-  const uint v1176 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1176 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1178 = v463 + v1176;
-  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1180 = v1178 < v1;
   const bool v1181 = v1179 && v1180;
   if (v1181) {
@@ -1144,11 +1144,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1186 = v1185 + v1178;
     out[v1186] = v1184;
   }
-  const uint v1187 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1187 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1189 = v460 + v1187;
-  const uint v1190 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1190 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1192 = v463 + v1190;
-  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1159,11 +1159,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1200 = v1199 + v1192;
     out[v1200] = v1198;
   }
-  const uint v1201 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1201 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1203 = v460 + v1201;
-  const uint v1204 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1204 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1206 = v463 + v1204;
-  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1208 = v1206 < v1;
   const bool v1209 = v1207 && v1208;
   if (v1209) {
@@ -1174,11 +1174,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1214 = v1213 + v1206;
     out[v1214] = v1212;
   }
-  const uint v1215 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1215 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1217 = v460 + v1215;
-  const uint v1218 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1218 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1220 = v463 + v1218;
-  const bool v1221 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1221 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1228 = v1227 + v1220;
     out[v1228] = v1226;
   }
-  const uint v1229 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1229 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1231 = v460 + v1229;
-  const uint v1232 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1232 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1234 = v463 + v1232;
-  const bool v1235 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1235 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1236 = v1234 < v1;
   const bool v1237 = v1235 && v1236;
   if (v1237) {
@@ -1204,11 +1204,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1242 = v1241 + v1234;
     out[v1242] = v1240;
   }
-  const uint v1243 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1243 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1245 = v460 + v1243;
-  const uint v1246 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1246 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1248 = v463 + v1246;
-  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1219,11 +1219,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1256 = v1255 + v1248;
     out[v1256] = v1254;
   }
-  const uint v1257 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1257 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1259 = v460 + v1257;
-  const uint v1260 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1260 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1262 = v463 + v1260;
-  const bool v1263 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1263 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1264 = v1262 < v1;
   const bool v1265 = v1263 && v1264;
   if (v1265) {
@@ -1234,11 +1234,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1270 = v1269 + v1262;
     out[v1270] = v1268;
   }
-  const uint v1271 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1271 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1273 = v460 + v1271;
-  const uint v1274 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1274 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1276 = v463 + v1274;
-  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1249,11 +1249,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1284 = v1283 + v1276;
     out[v1284] = v1282;
   }
-  const uint v1285 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1285 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1287 = v460 + v1285;
-  const uint v1288 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1288 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1290 = v463 + v1288;
-  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1292 = v1290 < v1;
   const bool v1293 = v1291 && v1292;
   if (v1293) {
@@ -1264,11 +1264,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1298 = v1297 + v1290;
     out[v1298] = v1296;
   }
-  const uint v1299 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1299 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1301 = v460 + v1299;
-  const uint v1302 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1302 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1304 = v463 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1279,11 +1279,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1312 = v1311 + v1304;
     out[v1312] = v1310;
   }
-  const uint v1313 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1313 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1315 = v460 + v1313;
-  const uint v1316 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1316 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1318 = v463 + v1316;
-  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1320 = v1318 < v1;
   const bool v1321 = v1319 && v1320;
   if (v1321) {
@@ -1294,11 +1294,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1326 = v1325 + v1318;
     out[v1326] = v1324;
   }
-  const uint v1327 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1327 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1329 = v460 + v1327;
-  const uint v1330 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1330 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1332 = v463 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1309,11 +1309,11 @@ kernel void iron_gemm_kn_f16(
     const uint v1340 = v1339 + v1332;
     out[v1340] = v1338;
   }
-  const uint v1341 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1341 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1343 = v460 + v1341;
-  const uint v1344 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1344 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1346 = v463 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1348 = v1346 < v1;
   const bool v1349 = v1347 && v1348;
   if (v1349) {

@@ -83,25 +83,25 @@ kernel void iron_gemm_nk_f16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, half(half(0.0f)));
-  iron_frag<half, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<half, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, half(half(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -184,18 +184,18 @@ kernel void iron_gemm_nk_f16(
     for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v97 + e] = v185 ? b[v191 + e] : half(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -240,7 +240,7 @@ kernel void iron_gemm_nk_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : half(0);
         }
-        const uint v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v328 = v327 + v58;
@@ -260,32 +260,32 @@ kernel void iron_gemm_nk_f16(
           shm1[v357 + e] = v347 ? b[v353 + e] : half(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 5120u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(40u));
-      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v372), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v379), long(40u));
-      const uint v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v385), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v389 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v390 = iron_tid.x;
-    const uint v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const uint v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const uint v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -331,23 +331,23 @@ kernel void iron_gemm_nk_f16(
           shm1[v439] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v452), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v24, shm0, long(v460), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v466), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v452), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v24, shm0, long(v460), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v466), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v467 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v467 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v468 = v8 + v16;
   const uint v469 = v468 + v467;
-  const uint v470 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v470 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v471 = v11 + v20;
   const uint v472 = v471 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
@@ -358,11 +358,11 @@ kernel void iron_gemm_nk_f16(
     const uint v480 = v479 + v472;
     out[v480] = v478;
   }
-  const uint v481 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v481 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v483 = v468 + v481;
-  const uint v484 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v484 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v486 = v471 + v484;
-  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v488 = v486 < v1;
   const bool v489 = v487 && v488;
   if (v489) {
@@ -373,11 +373,11 @@ kernel void iron_gemm_nk_f16(
     const uint v494 = v493 + v486;
     out[v494] = v492;
   }
-  const uint v495 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v495 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v497 = v468 + v495;
-  const uint v498 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v498 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v500 = v471 + v498;
-  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v502 = v500 < v1;
   const bool v503 = v501 && v502;
   if (v503) {
@@ -388,11 +388,11 @@ kernel void iron_gemm_nk_f16(
     const uint v508 = v507 + v500;
     out[v508] = v506;
   }
-  const uint v509 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v509 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v511 = v468 + v509;
-  const uint v512 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v512 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v514 = v471 + v512;
-  const bool v515 = v511 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v515 = v511 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v516 = v514 < v1;
   const bool v517 = v515 && v516;
   if (v517) {
@@ -403,11 +403,11 @@ kernel void iron_gemm_nk_f16(
     const uint v522 = v521 + v514;
     out[v522] = v520;
   }
-  const uint v523 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v523 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v525 = v468 + v523;
-  const uint v526 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v526 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v528 = v471 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
@@ -418,11 +418,11 @@ kernel void iron_gemm_nk_f16(
     const uint v536 = v535 + v528;
     out[v536] = v534;
   }
-  const uint v537 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v537 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v539 = v468 + v537;
-  const uint v540 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v540 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v542 = v471 + v540;
-  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v544 = v542 < v1;
   const bool v545 = v543 && v544;
   if (v545) {
@@ -433,11 +433,11 @@ kernel void iron_gemm_nk_f16(
     const uint v550 = v549 + v542;
     out[v550] = v548;
   }
-  const uint v551 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v551 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v553 = v468 + v551;
-  const uint v554 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v554 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v556 = v471 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -448,11 +448,11 @@ kernel void iron_gemm_nk_f16(
     const uint v564 = v563 + v556;
     out[v564] = v562;
   }
-  const uint v565 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v565 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v567 = v468 + v565;
-  const uint v568 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v568 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v570 = v471 + v568;
-  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v572 = v570 < v1;
   const bool v573 = v571 && v572;
   if (v573) {
@@ -463,11 +463,11 @@ kernel void iron_gemm_nk_f16(
     const uint v578 = v577 + v570;
     out[v578] = v576;
   }
-  const uint v579 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v579 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v581 = v468 + v579;
-  const uint v582 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v582 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v584 = v471 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
@@ -478,11 +478,11 @@ kernel void iron_gemm_nk_f16(
     const uint v592 = v591 + v584;
     out[v592] = v590;
   }
-  const uint v593 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v593 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v595 = v468 + v593;
-  const uint v596 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v596 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v598 = v471 + v596;
-  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v600 = v598 < v1;
   const bool v601 = v599 && v600;
   if (v601) {
@@ -493,11 +493,11 @@ kernel void iron_gemm_nk_f16(
     const uint v606 = v605 + v598;
     out[v606] = v604;
   }
-  const uint v607 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v607 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v609 = v468 + v607;
-  const uint v610 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v610 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v612 = v471 + v610;
-  const bool v613 = v609 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v613 = v609 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v614 = v612 < v1;
   const bool v615 = v613 && v614;
   if (v615) {
@@ -508,11 +508,11 @@ kernel void iron_gemm_nk_f16(
     const uint v620 = v619 + v612;
     out[v620] = v618;
   }
-  const uint v621 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v621 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v623 = v468 + v621;
-  const uint v624 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v624 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v626 = v471 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v628 = v626 < v1;
   const bool v629 = v627 && v628;
   if (v629) {
@@ -523,11 +523,11 @@ kernel void iron_gemm_nk_f16(
     const uint v634 = v633 + v626;
     out[v634] = v632;
   }
-  const uint v635 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v635 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v637 = v468 + v635;
-  const uint v638 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v638 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v640 = v471 + v638;
-  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -538,11 +538,11 @@ kernel void iron_gemm_nk_f16(
     const uint v648 = v647 + v640;
     out[v648] = v646;
   }
-  const uint v649 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v649 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v651 = v468 + v649;
-  const uint v652 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v652 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v654 = v471 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v656 = v654 < v1;
   const bool v657 = v655 && v656;
   if (v657) {
@@ -553,11 +553,11 @@ kernel void iron_gemm_nk_f16(
     const uint v662 = v661 + v654;
     out[v662] = v660;
   }
-  const uint v663 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v663 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v665 = v468 + v663;
-  const uint v666 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v666 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v668 = v471 + v666;
-  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v670 = v668 < v1;
   const bool v671 = v669 && v670;
   if (v671) {
@@ -568,11 +568,11 @@ kernel void iron_gemm_nk_f16(
     const uint v676 = v675 + v668;
     out[v676] = v674;
   }
-  const uint v677 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v677 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v679 = v468 + v677;
-  const uint v680 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v680 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v682 = v471 + v680;
-  const bool v683 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v683 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v684 = v682 < v1;
   const bool v685 = v683 && v684;
   if (v685) {
@@ -583,11 +583,11 @@ kernel void iron_gemm_nk_f16(
     const uint v690 = v689 + v682;
     out[v690] = v688;
   }
-  const uint v691 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v691 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v693 = v468 + v691;
-  const uint v694 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v694 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v696 = v471 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -598,11 +598,11 @@ kernel void iron_gemm_nk_f16(
     const uint v704 = v703 + v696;
     out[v704] = v702;
   }
-  const uint v705 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v705 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v707 = v468 + v705;
-  const uint v708 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v708 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v710 = v471 + v708;
-  const bool v711 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v711 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v712 = v710 < v1;
   const bool v713 = v711 && v712;
   if (v713) {
@@ -613,11 +613,11 @@ kernel void iron_gemm_nk_f16(
     const uint v718 = v717 + v710;
     out[v718] = v716;
   }
-  const uint v719 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v719 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v721 = v468 + v719;
-  const uint v722 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v722 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v724 = v471 + v722;
-  const bool v725 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v725 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v726 = v724 < v1;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -628,11 +628,11 @@ kernel void iron_gemm_nk_f16(
     const uint v732 = v731 + v724;
     out[v732] = v730;
   }
-  const uint v733 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v733 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v735 = v468 + v733;
-  const uint v736 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v736 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v738 = v471 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v740 = v738 < v1;
   const bool v741 = v739 && v740;
   if (v741) {
@@ -643,11 +643,11 @@ kernel void iron_gemm_nk_f16(
     const uint v746 = v745 + v738;
     out[v746] = v744;
   }
-  const uint v747 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v747 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v749 = v468 + v747;
-  const uint v750 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v750 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v752 = v471 + v750;
-  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
@@ -658,11 +658,11 @@ kernel void iron_gemm_nk_f16(
     const uint v760 = v759 + v752;
     out[v760] = v758;
   }
-  const uint v761 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v761 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v763 = v468 + v761;
-  const uint v764 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v764 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v766 = v471 + v764;
-  const bool v767 = v763 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v767 = v763 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v768 = v766 < v1;
   const bool v769 = v767 && v768;
   if (v769) {
@@ -673,11 +673,11 @@ kernel void iron_gemm_nk_f16(
     const uint v774 = v773 + v766;
     out[v774] = v772;
   }
-  const uint v775 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v775 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v777 = v468 + v775;
-  const uint v778 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v778 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v780 = v471 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -688,11 +688,11 @@ kernel void iron_gemm_nk_f16(
     const uint v788 = v787 + v780;
     out[v788] = v786;
   }
-  const uint v789 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v789 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v791 = v468 + v789;
-  const uint v792 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v792 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v794 = v471 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
@@ -703,11 +703,11 @@ kernel void iron_gemm_nk_f16(
     const uint v802 = v801 + v794;
     out[v802] = v800;
   }
-  const uint v803 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v803 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v805 = v468 + v803;
-  const uint v806 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v806 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v808 = v471 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -718,11 +718,11 @@ kernel void iron_gemm_nk_f16(
     const uint v816 = v815 + v808;
     out[v816] = v814;
   }
-  const uint v817 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v817 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v819 = v468 + v817;
-  const uint v820 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v820 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v822 = v471 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
@@ -733,11 +733,11 @@ kernel void iron_gemm_nk_f16(
     const uint v830 = v829 + v822;
     out[v830] = v828;
   }
-  const uint v831 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v831 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v833 = v468 + v831;
-  const uint v834 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v834 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v836 = v471 + v834;
-  const bool v837 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v837 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v838 = v836 < v1;
   const bool v839 = v837 && v838;
   if (v839) {
@@ -748,11 +748,11 @@ kernel void iron_gemm_nk_f16(
     const uint v844 = v843 + v836;
     out[v844] = v842;
   }
-  const uint v845 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v845 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v847 = v468 + v845;
-  const uint v848 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v848 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v850 = v471 + v848;
-  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v852 = v850 < v1;
   const bool v853 = v851 && v852;
   if (v853) {
@@ -763,11 +763,11 @@ kernel void iron_gemm_nk_f16(
     const uint v858 = v857 + v850;
     out[v858] = v856;
   }
-  const uint v859 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v859 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v861 = v468 + v859;
-  const uint v862 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v862 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v864 = v471 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -778,11 +778,11 @@ kernel void iron_gemm_nk_f16(
     const uint v872 = v871 + v864;
     out[v872] = v870;
   }
-  const uint v873 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v873 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v875 = v468 + v873;
-  const uint v876 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v876 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v878 = v471 + v876;
-  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v880 = v878 < v1;
   const bool v881 = v879 && v880;
   if (v881) {
@@ -793,11 +793,11 @@ kernel void iron_gemm_nk_f16(
     const uint v886 = v885 + v878;
     out[v886] = v884;
   }
-  const uint v887 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v887 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v889 = v468 + v887;
-  const uint v890 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v890 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v892 = v471 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -808,11 +808,11 @@ kernel void iron_gemm_nk_f16(
     const uint v900 = v899 + v892;
     out[v900] = v898;
   }
-  const uint v901 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v901 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v903 = v468 + v901;
-  const uint v904 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v904 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v906 = v471 + v904;
-  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v908 = v906 < v1;
   const bool v909 = v907 && v908;
   if (v909) {
@@ -823,11 +823,11 @@ kernel void iron_gemm_nk_f16(
     const uint v914 = v913 + v906;
     out[v914] = v912;
   }
-  const uint v915 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v915 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v917 = v468 + v915;
-  const uint v918 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v918 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v920 = v471 + v918;
-  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -838,11 +838,11 @@ kernel void iron_gemm_nk_f16(
     const uint v928 = v927 + v920;
     out[v928] = v926;
   }
-  const uint v929 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v929 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v931 = v468 + v929;
-  const uint v932 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v932 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v934 = v471 + v932;
-  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -853,11 +853,11 @@ kernel void iron_gemm_nk_f16(
     const uint v942 = v941 + v934;
     out[v942] = v940;
   }
-  const uint v943 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v943 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v945 = v468 + v943;
-  const uint v946 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v946 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v948 = v471 + v946;
-  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v950 = v948 < v1;
   const bool v951 = v949 && v950;
   if (v951) {
@@ -868,11 +868,11 @@ kernel void iron_gemm_nk_f16(
     const uint v956 = v955 + v948;
     out[v956] = v954;
   }
-  const uint v957 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v957 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v959 = v468 + v957;
-  const uint v960 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v960 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v962 = v471 + v960;
-  const bool v963 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v963 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v964 = v962 < v1;
   const bool v965 = v963 && v964;
   if (v965) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_nk_f16(
     const uint v970 = v969 + v962;
     out[v970] = v968;
   }
-  const uint v971 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v971 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v973 = v468 + v971;
-  const uint v974 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v974 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v976 = v471 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -898,11 +898,11 @@ kernel void iron_gemm_nk_f16(
     const uint v984 = v983 + v976;
     out[v984] = v982;
   }
-  const uint v985 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v985 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v987 = v468 + v985;
-  const uint v988 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v988 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v990 = v471 + v988;
-  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v992 = v990 < v1;
   const bool v993 = v991 && v992;
   if (v993) {
@@ -913,11 +913,11 @@ kernel void iron_gemm_nk_f16(
     const uint v998 = v997 + v990;
     out[v998] = v996;
   }
-  const uint v999 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v999 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1001 = v468 + v999;
-  const uint v1002 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1002 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1004 = v471 + v1002;
-  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -928,11 +928,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1012 = v1011 + v1004;
     out[v1012] = v1010;
   }
-  const uint v1013 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1013 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1015 = v468 + v1013;
-  const uint v1016 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1016 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1018 = v471 + v1016;
-  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1020 = v1018 < v1;
   const bool v1021 = v1019 && v1020;
   if (v1021) {
@@ -943,11 +943,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1026 = v1025 + v1018;
     out[v1026] = v1024;
   }
-  const uint v1027 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1027 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1029 = v468 + v1027;
-  const uint v1030 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1030 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1032 = v471 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -958,11 +958,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1040 = v1039 + v1032;
     out[v1040] = v1038;
   }
-  const uint v1041 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1041 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1043 = v468 + v1041;
-  const uint v1044 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1044 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1046 = v471 + v1044;
-  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1048 = v1046 < v1;
   const bool v1049 = v1047 && v1048;
   if (v1049) {
@@ -973,11 +973,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1054 = v1053 + v1046;
     out[v1054] = v1052;
   }
-  const uint v1055 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1055 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1057 = v468 + v1055;
-  const uint v1058 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1058 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1060 = v471 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -988,11 +988,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1068 = v1067 + v1060;
     out[v1068] = v1066;
   }
-  const uint v1069 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1069 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1071 = v468 + v1069;
-  const uint v1072 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1072 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1074 = v471 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1076 = v1074 < v1;
   const bool v1077 = v1075 && v1076;
   if (v1077) {
@@ -1003,11 +1003,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1082 = v1081 + v1074;
     out[v1082] = v1080;
   }
-  const uint v1083 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1083 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1085 = v468 + v1083;
-  const uint v1086 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1086 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1088 = v471 + v1086;
-  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
@@ -1018,11 +1018,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1096 = v1095 + v1088;
     out[v1096] = v1094;
   }
-  const uint v1097 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1097 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1099 = v468 + v1097;
-  const uint v1100 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1100 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1102 = v471 + v1100;
-  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1104 = v1102 < v1;
   const bool v1105 = v1103 && v1104;
   if (v1105) {
@@ -1033,11 +1033,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1110 = v1109 + v1102;
     out[v1110] = v1108;
   }
-  const uint v1111 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1111 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1113 = v468 + v1111;
-  const uint v1114 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1114 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1116 = v471 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1048,11 +1048,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1124 = v1123 + v1116;
     out[v1124] = v1122;
   }
-  const uint v1125 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1125 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1127 = v468 + v1125;
-  const uint v1128 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1128 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1130 = v471 + v1128;
-  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1132 = v1130 < v1;
   const bool v1133 = v1131 && v1132;
   if (v1133) {
@@ -1063,11 +1063,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1138 = v1137 + v1130;
     out[v1138] = v1136;
   }
-  const uint v1139 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1139 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1141 = v468 + v1139;
-  const uint v1142 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1142 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1144 = v471 + v1142;
-  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1078,11 +1078,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1152 = v1151 + v1144;
     out[v1152] = v1150;
   }
-  const uint v1153 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1153 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1155 = v468 + v1153;
-  const uint v1156 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1156 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1158 = v471 + v1156;
-  const bool v1159 = v1155 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1159 = v1155 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1160 = v1158 < v1;
   const bool v1161 = v1159 && v1160;
   if (v1161) {
@@ -1093,11 +1093,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1166 = v1165 + v1158;
     out[v1166] = v1164;
   }
-  const uint v1167 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1167 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1169 = v468 + v1167;
-  const uint v1170 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1170 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1172 = v471 + v1170;
-  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1174 = v1172 < v1;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
@@ -1108,11 +1108,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1180 = v1179 + v1172;
     out[v1180] = v1178;
   }
-  const uint v1181 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1181 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1183 = v468 + v1181;
-  const uint v1184 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1184 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1186 = v471 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1188 = v1186 < v1;
   const bool v1189 = v1187 && v1188;
   if (v1189) {
@@ -1123,11 +1123,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1194 = v1193 + v1186;
     out[v1194] = v1192;
   }
-  const uint v1195 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1195 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1197 = v468 + v1195;
-  const uint v1198 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1198 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1200 = v471 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1208 = v1207 + v1200;
     out[v1208] = v1206;
   }
-  const uint v1209 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1209 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1211 = v468 + v1209;
-  const uint v1212 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1212 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1214 = v471 + v1212;
-  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1216 = v1214 < v1;
   const bool v1217 = v1215 && v1216;
   if (v1217) {
@@ -1153,11 +1153,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1222 = v1221 + v1214;
     out[v1222] = v1220;
   }
-  const uint v1223 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1223 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1225 = v468 + v1223;
-  const uint v1226 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1226 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1228 = v471 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1168,11 +1168,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1236 = v1235 + v1228;
     out[v1236] = v1234;
   }
-  const uint v1237 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1237 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1239 = v468 + v1237;
-  const uint v1240 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1240 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1242 = v471 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1244 = v1242 < v1;
   const bool v1245 = v1243 && v1244;
   if (v1245) {
@@ -1183,11 +1183,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1250 = v1249 + v1242;
     out[v1250] = v1248;
   }
-  const uint v1251 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1251 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1253 = v468 + v1251;
-  const uint v1254 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1254 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1256 = v471 + v1254;
-  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
@@ -1198,11 +1198,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1264 = v1263 + v1256;
     out[v1264] = v1262;
   }
-  const uint v1265 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1265 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1267 = v468 + v1265;
-  const uint v1268 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1268 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1270 = v471 + v1268;
-  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1213,11 +1213,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1278 = v1277 + v1270;
     out[v1278] = v1276;
   }
-  const uint v1279 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1279 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1281 = v468 + v1279;
-  const uint v1282 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1282 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1284 = v471 + v1282;
-  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1286 = v1284 < v1;
   const bool v1287 = v1285 && v1286;
   if (v1287) {
@@ -1228,11 +1228,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1292 = v1291 + v1284;
     out[v1292] = v1290;
   }
-  const uint v1293 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1293 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1295 = v468 + v1293;
-  const uint v1296 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1296 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1298 = v471 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1300 = v1298 < v1;
   const bool v1301 = v1299 && v1300;
   if (v1301) {
@@ -1243,11 +1243,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1306 = v1305 + v1298;
     out[v1306] = v1304;
   }
-  const uint v1307 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1307 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1309 = v468 + v1307;
-  const uint v1310 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1310 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1312 = v471 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1320 = v1319 + v1312;
     out[v1320] = v1318;
   }
-  const uint v1321 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1321 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1323 = v468 + v1321;
-  const uint v1324 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1324 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1326 = v471 + v1324;
-  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1328 = v1326 < v1;
   const bool v1329 = v1327 && v1328;
   if (v1329) {
@@ -1273,11 +1273,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1334 = v1333 + v1326;
     out[v1334] = v1332;
   }
-  const uint v1335 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1335 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1337 = v468 + v1335;
-  const uint v1338 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1338 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1340 = v471 + v1338;
-  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1288,11 +1288,11 @@ kernel void iron_gemm_nk_f16(
     const uint v1348 = v1347 + v1340;
     out[v1348] = v1346;
   }
-  const uint v1349 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1349 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1351 = v468 + v1349;
-  const uint v1352 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1352 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1354 = v471 + v1352;
-  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1356 = v1354 < v1;
   const bool v1357 = v1355 && v1356;
   if (v1357) {

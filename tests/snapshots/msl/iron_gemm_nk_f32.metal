@@ -83,25 +83,25 @@ kernel void iron_gemm_nk_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -184,18 +184,18 @@ kernel void iron_gemm_nk_f32(
     for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v97 + e] = v185 ? b[v191 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -240,7 +240,7 @@ kernel void iron_gemm_nk_f32(
         for (uint e = 0; e < 4u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : float(0);
         }
-        const uint v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v328 = v327 + v58;
@@ -260,25 +260,25 @@ kernel void iron_gemm_nk_f32(
           shm1[v357 + e] = v347 ? b[v353 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 2560u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(20u));
-      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v372), long(20u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v377 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v378 = iron_tid.x;
-    const uint v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v380 = v378; v380 < 2048u; v380 += v377) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v382 = v380 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v384 = v380 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -324,20 +324,20 @@ kernel void iron_gemm_nk_f32(
           shm1[v427] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v434), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v440), long(20u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v434), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v440), long(20u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v443 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v443 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v444 = v8 + v16;
   const uint v445 = v444 + v443;
-  const uint v446 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v446 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v447 = v11 + v20;
   const uint v448 = v447 + v446;
-  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v450 = v448 < v1;
   const bool v451 = v449 && v450;
   if (v451) {
@@ -347,11 +347,11 @@ kernel void iron_gemm_nk_f32(
     const uint v456 = v455 + v448;
     out[v456] = v453;
   }
-  const uint v457 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v457 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v459 = v444 + v457;
-  const uint v460 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v460 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v462 = v447 + v460;
-  const bool v463 = v459 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v463 = v459 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v464 = v462 < v1;
   const bool v465 = v463 && v464;
   if (v465) {
@@ -361,11 +361,11 @@ kernel void iron_gemm_nk_f32(
     const uint v470 = v469 + v462;
     out[v470] = v467;
   }
-  const uint v471 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v471 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v473 = v444 + v471;
-  const uint v474 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v474 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v476 = v447 + v474;
-  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v478 = v476 < v1;
   const bool v479 = v477 && v478;
   if (v479) {
@@ -375,11 +375,11 @@ kernel void iron_gemm_nk_f32(
     const uint v484 = v483 + v476;
     out[v484] = v481;
   }
-  const uint v485 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v485 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v487 = v444 + v485;
-  const uint v488 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v488 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v490 = v447 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v492 = v490 < v1;
   const bool v493 = v491 && v492;
   if (v493) {
@@ -389,11 +389,11 @@ kernel void iron_gemm_nk_f32(
     const uint v498 = v497 + v490;
     out[v498] = v495;
   }
-  const uint v499 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v499 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v501 = v444 + v499;
-  const uint v502 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v502 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v504 = v447 + v502;
-  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v506 = v504 < v1;
   const bool v507 = v505 && v506;
   if (v507) {
@@ -403,11 +403,11 @@ kernel void iron_gemm_nk_f32(
     const uint v512 = v511 + v504;
     out[v512] = v509;
   }
-  const uint v513 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v513 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v515 = v444 + v513;
-  const uint v516 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v516 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v518 = v447 + v516;
-  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v519 = v515 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v520 = v518 < v1;
   const bool v521 = v519 && v520;
   if (v521) {
@@ -417,11 +417,11 @@ kernel void iron_gemm_nk_f32(
     const uint v526 = v525 + v518;
     out[v526] = v523;
   }
-  const uint v527 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v527 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v529 = v444 + v527;
-  const uint v530 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v530 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v532 = v447 + v530;
-  const bool v533 = v529 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v533 = v529 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v534 = v532 < v1;
   const bool v535 = v533 && v534;
   if (v535) {
@@ -431,11 +431,11 @@ kernel void iron_gemm_nk_f32(
     const uint v540 = v539 + v532;
     out[v540] = v537;
   }
-  const uint v541 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v541 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v543 = v444 + v541;
-  const uint v544 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v544 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v546 = v447 + v544;
-  const bool v547 = v543 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v547 = v543 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v548 = v546 < v1;
   const bool v549 = v547 && v548;
   if (v549) {
@@ -445,11 +445,11 @@ kernel void iron_gemm_nk_f32(
     const uint v554 = v553 + v546;
     out[v554] = v551;
   }
-  const uint v555 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v555 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v557 = v444 + v555;
-  const uint v558 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v558 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v560 = v447 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
@@ -459,11 +459,11 @@ kernel void iron_gemm_nk_f32(
     const uint v568 = v567 + v560;
     out[v568] = v565;
   }
-  const uint v569 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v569 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v571 = v444 + v569;
-  const uint v572 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v572 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v574 = v447 + v572;
-  const bool v575 = v571 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v575 = v571 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v576 = v574 < v1;
   const bool v577 = v575 && v576;
   if (v577) {
@@ -473,11 +473,11 @@ kernel void iron_gemm_nk_f32(
     const uint v582 = v581 + v574;
     out[v582] = v579;
   }
-  const uint v583 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v583 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v585 = v444 + v583;
-  const uint v586 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v586 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v588 = v447 + v586;
-  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v590 = v588 < v1;
   const bool v591 = v589 && v590;
   if (v591) {
@@ -487,11 +487,11 @@ kernel void iron_gemm_nk_f32(
     const uint v596 = v595 + v588;
     out[v596] = v593;
   }
-  const uint v597 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v597 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v599 = v444 + v597;
-  const uint v600 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v600 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v602 = v447 + v600;
-  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v604 = v602 < v1;
   const bool v605 = v603 && v604;
   if (v605) {
@@ -501,11 +501,11 @@ kernel void iron_gemm_nk_f32(
     const uint v610 = v609 + v602;
     out[v610] = v607;
   }
-  const uint v611 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v611 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v613 = v444 + v611;
-  const uint v614 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v614 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v616 = v447 + v614;
-  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v618 = v616 < v1;
   const bool v619 = v617 && v618;
   if (v619) {
@@ -515,11 +515,11 @@ kernel void iron_gemm_nk_f32(
     const uint v624 = v623 + v616;
     out[v624] = v621;
   }
-  const uint v625 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v625 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v627 = v444 + v625;
-  const uint v628 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v628 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v630 = v447 + v628;
-  const bool v631 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v631 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v632 = v630 < v1;
   const bool v633 = v631 && v632;
   if (v633) {
@@ -529,11 +529,11 @@ kernel void iron_gemm_nk_f32(
     const uint v638 = v637 + v630;
     out[v638] = v635;
   }
-  const uint v639 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v639 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v641 = v444 + v639;
-  const uint v642 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v642 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v644 = v447 + v642;
-  const bool v645 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v645 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v646 = v644 < v1;
   const bool v647 = v645 && v646;
   if (v647) {
@@ -543,11 +543,11 @@ kernel void iron_gemm_nk_f32(
     const uint v652 = v651 + v644;
     out[v652] = v649;
   }
-  const uint v653 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v653 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v655 = v444 + v653;
-  const uint v656 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v656 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v658 = v447 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v660 = v658 < v1;
   const bool v661 = v659 && v660;
   if (v661) {
@@ -557,11 +557,11 @@ kernel void iron_gemm_nk_f32(
     const uint v666 = v665 + v658;
     out[v666] = v663;
   }
-  const uint v667 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v667 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v669 = v444 + v667;
-  const uint v670 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v670 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v672 = v447 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -571,11 +571,11 @@ kernel void iron_gemm_nk_f32(
     const uint v680 = v679 + v672;
     out[v680] = v677;
   }
-  const uint v681 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v681 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v683 = v444 + v681;
-  const uint v684 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v684 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v686 = v447 + v684;
-  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v688 = v686 < v1;
   const bool v689 = v687 && v688;
   if (v689) {
@@ -585,11 +585,11 @@ kernel void iron_gemm_nk_f32(
     const uint v694 = v693 + v686;
     out[v694] = v691;
   }
-  const uint v695 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v695 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v697 = v444 + v695;
-  const uint v698 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v698 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v700 = v447 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -599,11 +599,11 @@ kernel void iron_gemm_nk_f32(
     const uint v708 = v707 + v700;
     out[v708] = v705;
   }
-  const uint v709 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v709 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v711 = v444 + v709;
-  const uint v712 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v712 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v714 = v447 + v712;
-  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v716 = v714 < v1;
   const bool v717 = v715 && v716;
   if (v717) {
@@ -613,11 +613,11 @@ kernel void iron_gemm_nk_f32(
     const uint v722 = v721 + v714;
     out[v722] = v719;
   }
-  const uint v723 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v723 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v725 = v444 + v723;
-  const uint v726 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v726 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v728 = v447 + v726;
-  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
@@ -627,11 +627,11 @@ kernel void iron_gemm_nk_f32(
     const uint v736 = v735 + v728;
     out[v736] = v733;
   }
-  const uint v737 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v737 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v739 = v444 + v737;
-  const uint v740 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v740 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v742 = v447 + v740;
-  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v743 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v744 = v742 < v1;
   const bool v745 = v743 && v744;
   if (v745) {
@@ -641,11 +641,11 @@ kernel void iron_gemm_nk_f32(
     const uint v750 = v749 + v742;
     out[v750] = v747;
   }
-  const uint v751 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v751 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v753 = v444 + v751;
-  const uint v754 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v754 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v756 = v447 + v754;
-  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v758 = v756 < v1;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -655,11 +655,11 @@ kernel void iron_gemm_nk_f32(
     const uint v764 = v763 + v756;
     out[v764] = v761;
   }
-  const uint v765 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v765 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v767 = v444 + v765;
-  const uint v768 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v768 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v770 = v447 + v768;
-  const bool v771 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v771 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v772 = v770 < v1;
   const bool v773 = v771 && v772;
   if (v773) {
@@ -669,11 +669,11 @@ kernel void iron_gemm_nk_f32(
     const uint v778 = v777 + v770;
     out[v778] = v775;
   }
-  const uint v779 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v779 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v781 = v444 + v779;
-  const uint v782 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v782 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v784 = v447 + v782;
-  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -683,11 +683,11 @@ kernel void iron_gemm_nk_f32(
     const uint v792 = v791 + v784;
     out[v792] = v789;
   }
-  const uint v793 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v793 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v795 = v444 + v793;
-  const uint v796 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v796 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v798 = v447 + v796;
-  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v800 = v798 < v1;
   const bool v801 = v799 && v800;
   if (v801) {
@@ -697,11 +697,11 @@ kernel void iron_gemm_nk_f32(
     const uint v806 = v805 + v798;
     out[v806] = v803;
   }
-  const uint v807 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v807 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v809 = v444 + v807;
-  const uint v810 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v810 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v812 = v447 + v810;
-  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v814 = v812 < v1;
   const bool v815 = v813 && v814;
   if (v815) {
@@ -711,11 +711,11 @@ kernel void iron_gemm_nk_f32(
     const uint v820 = v819 + v812;
     out[v820] = v817;
   }
-  const uint v821 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v821 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v823 = v444 + v821;
-  const uint v824 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v824 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v826 = v447 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v828 = v826 < v1;
   const bool v829 = v827 && v828;
   if (v829) {
@@ -725,11 +725,11 @@ kernel void iron_gemm_nk_f32(
     const uint v834 = v833 + v826;
     out[v834] = v831;
   }
-  const uint v835 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v835 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v837 = v444 + v835;
-  const uint v838 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v838 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v840 = v447 + v838;
-  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v842 = v840 < v1;
   const bool v843 = v841 && v842;
   if (v843) {
@@ -739,11 +739,11 @@ kernel void iron_gemm_nk_f32(
     const uint v848 = v847 + v840;
     out[v848] = v845;
   }
-  const uint v849 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v849 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v851 = v444 + v849;
-  const uint v852 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v852 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v854 = v447 + v852;
-  const bool v855 = v851 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v855 = v851 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v856 = v854 < v1;
   const bool v857 = v855 && v856;
   if (v857) {
@@ -753,11 +753,11 @@ kernel void iron_gemm_nk_f32(
     const uint v862 = v861 + v854;
     out[v862] = v859;
   }
-  const uint v863 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v863 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v865 = v444 + v863;
-  const uint v866 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v866 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v868 = v447 + v866;
-  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v870 = v868 < v1;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -767,11 +767,11 @@ kernel void iron_gemm_nk_f32(
     const uint v876 = v875 + v868;
     out[v876] = v873;
   }
-  const uint v877 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v877 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v879 = v444 + v877;
-  const uint v880 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v880 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v882 = v447 + v880;
-  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v884 = v882 < v1;
   const bool v885 = v883 && v884;
   if (v885) {
@@ -781,11 +781,11 @@ kernel void iron_gemm_nk_f32(
     const uint v890 = v889 + v882;
     out[v890] = v887;
   }
-  const uint v891 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v891 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v893 = v444 + v891;
-  const uint v894 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v894 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v896 = v447 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -795,11 +795,11 @@ kernel void iron_gemm_nk_f32(
     const uint v904 = v903 + v896;
     out[v904] = v901;
   }
-  const uint v905 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v905 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v907 = v444 + v905;
-  const uint v908 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v908 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v910 = v447 + v908;
-  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v912 = v910 < v1;
   const bool v913 = v911 && v912;
   if (v913) {
@@ -809,11 +809,11 @@ kernel void iron_gemm_nk_f32(
     const uint v918 = v917 + v910;
     out[v918] = v915;
   }
-  const uint v919 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v919 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v921 = v444 + v919;
-  const uint v922 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v922 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v924 = v447 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
@@ -823,11 +823,11 @@ kernel void iron_gemm_nk_f32(
     const uint v932 = v931 + v924;
     out[v932] = v929;
   }
-  const uint v933 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v933 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v935 = v444 + v933;
-  const uint v936 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v936 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v938 = v447 + v936;
-  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v940 = v938 < v1;
   const bool v941 = v939 && v940;
   if (v941) {
@@ -837,11 +837,11 @@ kernel void iron_gemm_nk_f32(
     const uint v946 = v945 + v938;
     out[v946] = v943;
   }
-  const uint v947 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v947 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v949 = v444 + v947;
-  const uint v950 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v950 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v952 = v447 + v950;
-  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v954 = v952 < v1;
   const bool v955 = v953 && v954;
   if (v955) {
@@ -851,11 +851,11 @@ kernel void iron_gemm_nk_f32(
     const uint v960 = v959 + v952;
     out[v960] = v957;
   }
-  const uint v961 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v961 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v963 = v444 + v961;
-  const uint v964 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v964 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v966 = v447 + v964;
-  const bool v967 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v967 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v968 = v966 < v1;
   const bool v969 = v967 && v968;
   if (v969) {
@@ -865,11 +865,11 @@ kernel void iron_gemm_nk_f32(
     const uint v974 = v973 + v966;
     out[v974] = v971;
   }
-  const uint v975 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v975 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v977 = v444 + v975;
-  const uint v978 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v978 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v980 = v447 + v978;
-  const bool v981 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v981 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v982 = v980 < v1;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -879,11 +879,11 @@ kernel void iron_gemm_nk_f32(
     const uint v988 = v987 + v980;
     out[v988] = v985;
   }
-  const uint v989 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v989 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v991 = v444 + v989;
-  const uint v992 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v992 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v994 = v447 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -893,11 +893,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1002 = v1001 + v994;
     out[v1002] = v999;
   }
-  const uint v1003 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1003 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1005 = v444 + v1003;
-  const uint v1006 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1006 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1008 = v447 + v1006;
-  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1010 = v1008 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
@@ -907,11 +907,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1016 = v1015 + v1008;
     out[v1016] = v1013;
   }
-  const uint v1017 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1017 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1019 = v444 + v1017;
-  const uint v1020 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1020 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1022 = v447 + v1020;
-  const bool v1023 = v1019 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1023 = v1019 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1024 = v1022 < v1;
   const bool v1025 = v1023 && v1024;
   if (v1025) {
@@ -921,11 +921,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1030 = v1029 + v1022;
     out[v1030] = v1027;
   }
-  const uint v1031 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1031 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1033 = v444 + v1031;
-  const uint v1034 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1034 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1036 = v447 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -935,11 +935,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1044 = v1043 + v1036;
     out[v1044] = v1041;
   }
-  const uint v1045 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1045 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1047 = v444 + v1045;
-  const uint v1048 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1048 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1050 = v447 + v1048;
-  const bool v1051 = v1047 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1051 = v1047 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1052 = v1050 < v1;
   const bool v1053 = v1051 && v1052;
   if (v1053) {
@@ -949,11 +949,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1058 = v1057 + v1050;
     out[v1058] = v1055;
   }
-  const uint v1059 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1059 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1061 = v444 + v1059;
-  const uint v1062 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1062 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1064 = v447 + v1062;
-  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1066 = v1064 < v1;
   const bool v1067 = v1065 && v1066;
   if (v1067) {
@@ -963,11 +963,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1072 = v1071 + v1064;
     out[v1072] = v1069;
   }
-  const uint v1073 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1073 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1075 = v444 + v1073;
-  const uint v1076 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1076 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1078 = v447 + v1076;
-  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1080 = v1078 < v1;
   const bool v1081 = v1079 && v1080;
   if (v1081) {
@@ -977,11 +977,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1086 = v1085 + v1078;
     out[v1086] = v1083;
   }
-  const uint v1087 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1087 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1089 = v444 + v1087;
-  const uint v1090 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1090 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1092 = v447 + v1090;
-  const bool v1093 = v1089 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1093 = v1089 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1094 = v1092 < v1;
   const bool v1095 = v1093 && v1094;
   if (v1095) {
@@ -991,11 +991,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1100 = v1099 + v1092;
     out[v1100] = v1097;
   }
-  const uint v1101 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1101 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1103 = v444 + v1101;
-  const uint v1104 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1104 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1106 = v447 + v1104;
-  const bool v1107 = v1103 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1107 = v1103 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1108 = v1106 < v1;
   const bool v1109 = v1107 && v1108;
   if (v1109) {
@@ -1005,11 +1005,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1114 = v1113 + v1106;
     out[v1114] = v1111;
   }
-  const uint v1115 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1115 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1117 = v444 + v1115;
-  const uint v1118 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1118 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1120 = v447 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1128 = v1127 + v1120;
     out[v1128] = v1125;
   }
-  const uint v1129 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1129 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1131 = v444 + v1129;
-  const uint v1132 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1132 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1134 = v447 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1136 = v1134 < v1;
   const bool v1137 = v1135 && v1136;
   if (v1137) {
@@ -1033,11 +1033,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1142 = v1141 + v1134;
     out[v1142] = v1139;
   }
-  const uint v1143 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1143 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1145 = v444 + v1143;
-  const uint v1146 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1146 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1148 = v447 + v1146;
-  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1047,11 +1047,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1156 = v1155 + v1148;
     out[v1156] = v1153;
   }
-  const uint v1157 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1157 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1159 = v444 + v1157;
-  const uint v1160 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1160 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1162 = v447 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
@@ -1061,11 +1061,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1170 = v1169 + v1162;
     out[v1170] = v1167;
   }
-  const uint v1171 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1171 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1173 = v444 + v1171;
-  const uint v1174 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1174 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1176 = v447 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -1075,11 +1075,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1184 = v1183 + v1176;
     out[v1184] = v1181;
   }
-  const uint v1185 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1185 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1187 = v444 + v1185;
-  const uint v1188 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1188 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1190 = v447 + v1188;
-  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1192 = v1190 < v1;
   const bool v1193 = v1191 && v1192;
   if (v1193) {
@@ -1089,11 +1089,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1198 = v1197 + v1190;
     out[v1198] = v1195;
   }
-  const uint v1199 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1199 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1201 = v444 + v1199;
-  const uint v1202 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1202 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1204 = v447 + v1202;
-  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1205 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1103,11 +1103,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1212 = v1211 + v1204;
     out[v1212] = v1209;
   }
-  const uint v1213 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1213 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1215 = v444 + v1213;
-  const uint v1216 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1216 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1218 = v447 + v1216;
-  const bool v1219 = v1215 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1219 = v1215 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1220 = v1218 < v1;
   const bool v1221 = v1219 && v1220;
   if (v1221) {
@@ -1117,11 +1117,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1226 = v1225 + v1218;
     out[v1226] = v1223;
   }
-  const uint v1227 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1227 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1229 = v444 + v1227;
-  const uint v1230 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1230 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1232 = v447 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1131,11 +1131,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1240 = v1239 + v1232;
     out[v1240] = v1237;
   }
-  const uint v1241 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1241 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1243 = v444 + v1241;
-  const uint v1244 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1244 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1246 = v447 + v1244;
-  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1248 = v1246 < v1;
   const bool v1249 = v1247 && v1248;
   if (v1249) {
@@ -1145,11 +1145,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1254 = v1253 + v1246;
     out[v1254] = v1251;
   }
-  const uint v1255 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1255 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1257 = v444 + v1255;
-  const uint v1258 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1258 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1260 = v447 + v1258;
-  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1262 = v1260 < v1;
   const bool v1263 = v1261 && v1262;
   if (v1263) {
@@ -1159,11 +1159,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1268 = v1267 + v1260;
     out[v1268] = v1265;
   }
-  const uint v1269 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1269 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1271 = v444 + v1269;
-  const uint v1272 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1272 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1274 = v447 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1276 = v1274 < v1;
   const bool v1277 = v1275 && v1276;
   if (v1277) {
@@ -1173,11 +1173,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1282 = v1281 + v1274;
     out[v1282] = v1279;
   }
-  const uint v1283 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1283 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1285 = v444 + v1283;
-  const uint v1286 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1286 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1288 = v447 + v1286;
-  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1290 = v1288 < v1;
   const bool v1291 = v1289 && v1290;
   if (v1291) {
@@ -1187,11 +1187,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1296 = v1295 + v1288;
     out[v1296] = v1293;
   }
-  const uint v1297 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1297 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1299 = v444 + v1297;
-  const uint v1300 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1300 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1302 = v447 + v1300;
-  const bool v1303 = v1299 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1303 = v1299 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1304 = v1302 < v1;
   const bool v1305 = v1303 && v1304;
   if (v1305) {
@@ -1201,11 +1201,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1310 = v1309 + v1302;
     out[v1310] = v1307;
   }
-  const uint v1311 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1311 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1313 = v444 + v1311;
-  const uint v1314 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1314 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1316 = v447 + v1314;
-  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1318 = v1316 < v1;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1215,11 +1215,11 @@ kernel void iron_gemm_nk_f32(
     const uint v1324 = v1323 + v1316;
     out[v1324] = v1321;
   }
-  const uint v1325 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1325 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1327 = v444 + v1325;
-  const uint v1328 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1328 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1330 = v447 + v1328;
-  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1332 = v1330 < v1;
   const bool v1333 = v1331 && v1332;
   if (v1333) {

@@ -85,27 +85,27 @@ kernel void iron_gemm_residual_kn_f16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, half(half(0.0f)));
-  iron_frag<half, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<half, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, half(half(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const uint v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -202,17 +202,17 @@ kernel void iron_gemm_residual_kn_f16(
     for (uint e = 0; e < 8u; ++e) {
       shm1[v195 + e] = v185 ? b[v191 + e] : half(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -257,7 +257,7 @@ kernel void iron_gemm_residual_kn_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : half(0);
         }
-        const uint v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v309 = v207 * 2304u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -283,32 +283,32 @@ kernel void iron_gemm_residual_kn_f16(
           shm1[v357 + e] = v347 ? b[v353 + e] : half(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 2304u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 5120u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(40u));
-      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v26, shm1, long(v371), long(72u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v377 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v377), long(40u));
-      const uint v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v380 = v359 + 1152u;  // kernels/gemm/gemm_tiles.hpp:169
       const uint v381 = v380 + v20;
       iron_frag_load<false>(v26, shm1, long(v381), long(72u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v385 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v386 = iron_tid.x;
-    const uint v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v442 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
     const uint v454 = v442 + 16u;
-    const uint v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:123
+    const uint v458 = 1152u + v20;  // kernels/gemm/gemm_tiles.hpp:169
 
-    for (uint v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v384 = 0u; v384 < v2; v384 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v388 = v386; v388 < 4096u; v388 += v385) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v390 = v388 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v392 = v388 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -354,1104 +354,1104 @@ kernel void iron_gemm_residual_kn_f16(
           shm1[v435] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v442), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v20), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v24, shm0, long(v454), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v458), long(72u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v442), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v20), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v24, shm0, long(v454), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v458), long(72u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v459 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v459 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v460 = v8 + v16;
   const uint v461 = v460 + v459;
-  const uint v462 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v462 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v463 = v11 + v20;
   const uint v464 = v463 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
     const float v468 = v22.m[0][0].thread_elements()[0];
-    const uint v469 = v461 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v469 = v461 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v470 = v469 + v464;
     const half v471 = residual[v470];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v472 = float(v471);
     const float v473 = fma(v468, v3, v472);
     const half v474 = half(v473);
-    out[v470] = v474;
+    out[v470] = v474;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v475 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v475 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v477 = v460 + v475;
-  const uint v478 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v478 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v480 = v463 + v478;
-  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v482 = v480 < v1;
   const bool v483 = v481 && v482;
   if (v483) {
     const float v484 = v22.m[0][0].thread_elements()[1];
-    const uint v485 = v477 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v485 = v477 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v486 = v485 + v480;
     const half v487 = residual[v486];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v488 = float(v487);
     const float v489 = fma(v484, v3, v488);
     const half v490 = half(v489);
-    out[v486] = v490;
+    out[v486] = v490;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v491 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v491 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v493 = v460 + v491;
-  const uint v494 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v494 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v496 = v463 + v494;
-  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v498 = v496 < v1;
   const bool v499 = v497 && v498;
   if (v499) {
     const float v500 = v22.m[0][1].thread_elements()[0];
-    const uint v501 = v493 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v501 = v493 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v502 = v501 + v496;
     const half v503 = residual[v502];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v504 = float(v503);
     const float v505 = fma(v500, v3, v504);
     const half v506 = half(v505);
-    out[v502] = v506;
+    out[v502] = v506;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v507 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v507 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v509 = v460 + v507;
-  const uint v510 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v510 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v512 = v463 + v510;
-  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v514 = v512 < v1;
   const bool v515 = v513 && v514;
   if (v515) {
     const float v516 = v22.m[0][1].thread_elements()[1];
-    const uint v517 = v509 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v517 = v509 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v518 = v517 + v512;
     const half v519 = residual[v518];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v520 = float(v519);
     const float v521 = fma(v516, v3, v520);
     const half v522 = half(v521);
-    out[v518] = v522;
+    out[v518] = v522;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v523 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v523 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v525 = v460 + v523;
-  const uint v526 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v526 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v528 = v463 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
     const float v532 = v22.m[0][2].thread_elements()[0];
-    const uint v533 = v525 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v533 = v525 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v534 = v533 + v528;
     const half v535 = residual[v534];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v536 = float(v535);
     const float v537 = fma(v532, v3, v536);
     const half v538 = half(v537);
-    out[v534] = v538;
+    out[v534] = v538;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v539 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v539 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v541 = v460 + v539;
-  const uint v542 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v542 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v544 = v463 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v546 = v544 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
     const float v548 = v22.m[0][2].thread_elements()[1];
-    const uint v549 = v541 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v549 = v541 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v550 = v549 + v544;
     const half v551 = residual[v550];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v552 = float(v551);
     const float v553 = fma(v548, v3, v552);
     const half v554 = half(v553);
-    out[v550] = v554;
+    out[v550] = v554;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v555 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v555 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v557 = v460 + v555;
-  const uint v558 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v558 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v560 = v463 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
     const float v564 = v22.m[0][3].thread_elements()[0];
-    const uint v565 = v557 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v565 = v557 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v566 = v565 + v560;
     const half v567 = residual[v566];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v568 = float(v567);
     const float v569 = fma(v564, v3, v568);
     const half v570 = half(v569);
-    out[v566] = v570;
+    out[v566] = v570;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v571 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v571 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v573 = v460 + v571;
-  const uint v574 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v574 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v576 = v463 + v574;
-  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v578 = v576 < v1;
   const bool v579 = v577 && v578;
   if (v579) {
     const float v580 = v22.m[0][3].thread_elements()[1];
-    const uint v581 = v573 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v581 = v573 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v582 = v581 + v576;
     const half v583 = residual[v582];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v584 = float(v583);
     const float v585 = fma(v580, v3, v584);
     const half v586 = half(v585);
-    out[v582] = v586;
+    out[v582] = v586;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v587 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v587 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v589 = v460 + v587;
-  const uint v590 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v590 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v592 = v463 + v590;
-  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v594 = v592 < v1;
   const bool v595 = v593 && v594;
   if (v595) {
     const float v596 = v22.m[1][0].thread_elements()[0];
-    const uint v597 = v589 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v597 = v589 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v598 = v597 + v592;
     const half v599 = residual[v598];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v600 = float(v599);
     const float v601 = fma(v596, v3, v600);
     const half v602 = half(v601);
-    out[v598] = v602;
+    out[v598] = v602;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v603 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v603 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v605 = v460 + v603;
-  const uint v606 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v606 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v608 = v463 + v606;
-  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v610 = v608 < v1;
   const bool v611 = v609 && v610;
   if (v611) {
     const float v612 = v22.m[1][0].thread_elements()[1];
-    const uint v613 = v605 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v613 = v605 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v614 = v613 + v608;
     const half v615 = residual[v614];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v616 = float(v615);
     const float v617 = fma(v612, v3, v616);
     const half v618 = half(v617);
-    out[v614] = v618;
+    out[v614] = v618;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v619 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v619 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v621 = v460 + v619;
-  const uint v622 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v622 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v624 = v463 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
     const float v628 = v22.m[1][1].thread_elements()[0];
-    const uint v629 = v621 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v629 = v621 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v630 = v629 + v624;
     const half v631 = residual[v630];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v632 = float(v631);
     const float v633 = fma(v628, v3, v632);
     const half v634 = half(v633);
-    out[v630] = v634;
+    out[v630] = v634;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v635 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v635 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v637 = v460 + v635;
-  const uint v638 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v638 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v640 = v463 + v638;
-  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
     const float v644 = v22.m[1][1].thread_elements()[1];
-    const uint v645 = v637 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v645 = v637 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v646 = v645 + v640;
     const half v647 = residual[v646];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v648 = float(v647);
     const float v649 = fma(v644, v3, v648);
     const half v650 = half(v649);
-    out[v646] = v650;
+    out[v646] = v650;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v651 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v651 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v653 = v460 + v651;
-  const uint v654 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v654 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v656 = v463 + v654;
-  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v658 = v656 < v1;
   const bool v659 = v657 && v658;
   if (v659) {
     const float v660 = v22.m[1][2].thread_elements()[0];
-    const uint v661 = v653 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v661 = v653 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v662 = v661 + v656;
     const half v663 = residual[v662];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v664 = float(v663);
     const float v665 = fma(v660, v3, v664);
     const half v666 = half(v665);
-    out[v662] = v666;
+    out[v662] = v666;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v667 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v667 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v669 = v460 + v667;
-  const uint v670 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v670 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v672 = v463 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
     const float v676 = v22.m[1][2].thread_elements()[1];
-    const uint v677 = v669 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v677 = v669 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v678 = v677 + v672;
     const half v679 = residual[v678];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v680 = float(v679);
     const float v681 = fma(v676, v3, v680);
     const half v682 = half(v681);
-    out[v678] = v682;
+    out[v678] = v682;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v683 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v683 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v685 = v460 + v683;
-  const uint v686 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v686 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v688 = v463 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
     const float v692 = v22.m[1][3].thread_elements()[0];
-    const uint v693 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v693 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v694 = v693 + v688;
     const half v695 = residual[v694];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v696 = float(v695);
     const float v697 = fma(v692, v3, v696);
     const half v698 = half(v697);
-    out[v694] = v698;
+    out[v694] = v698;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v699 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v699 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v701 = v460 + v699;
-  const uint v702 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v702 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v704 = v463 + v702;
-  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
     const float v708 = v22.m[1][3].thread_elements()[1];
-    const uint v709 = v701 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v709 = v701 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v710 = v709 + v704;
     const half v711 = residual[v710];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v712 = float(v711);
     const float v713 = fma(v708, v3, v712);
     const half v714 = half(v713);
-    out[v710] = v714;
+    out[v710] = v714;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v715 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v715 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v717 = v460 + v715;
-  const uint v718 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v718 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v720 = v463 + v718;
-  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
     const float v724 = v22.m[2][0].thread_elements()[0];
-    const uint v725 = v717 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v725 = v717 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v726 = v725 + v720;
     const half v727 = residual[v726];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v728 = float(v727);
     const float v729 = fma(v724, v3, v728);
     const half v730 = half(v729);
-    out[v726] = v730;
+    out[v726] = v730;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v731 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v731 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v733 = v460 + v731;
-  const uint v734 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v734 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v736 = v463 + v734;
-  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v738 = v736 < v1;
   const bool v739 = v737 && v738;
   if (v739) {
     const float v740 = v22.m[2][0].thread_elements()[1];
-    const uint v741 = v733 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v741 = v733 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v742 = v741 + v736;
     const half v743 = residual[v742];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v744 = float(v743);
     const float v745 = fma(v740, v3, v744);
     const half v746 = half(v745);
-    out[v742] = v746;
+    out[v742] = v746;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v747 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v747 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v749 = v460 + v747;
-  const uint v750 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v750 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v752 = v463 + v750;
-  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
     const float v756 = v22.m[2][1].thread_elements()[0];
-    const uint v757 = v749 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v757 = v749 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v758 = v757 + v752;
     const half v759 = residual[v758];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v760 = float(v759);
     const float v761 = fma(v756, v3, v760);
     const half v762 = half(v761);
-    out[v758] = v762;
+    out[v758] = v762;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v763 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v763 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v765 = v460 + v763;
-  const uint v766 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v766 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v768 = v463 + v766;
-  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v1;
   const bool v771 = v769 && v770;
   if (v771) {
     const float v772 = v22.m[2][1].thread_elements()[1];
-    const uint v773 = v765 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v773 = v765 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v774 = v773 + v768;
     const half v775 = residual[v774];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v776 = float(v775);
     const float v777 = fma(v772, v3, v776);
     const half v778 = half(v777);
-    out[v774] = v778;
+    out[v774] = v778;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v779 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v779 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v781 = v460 + v779;
-  const uint v782 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v782 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v784 = v463 + v782;
-  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
     const float v788 = v22.m[2][2].thread_elements()[0];
-    const uint v789 = v781 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v789 = v781 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v790 = v789 + v784;
     const half v791 = residual[v790];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v792 = float(v791);
     const float v793 = fma(v788, v3, v792);
     const half v794 = half(v793);
-    out[v790] = v794;
+    out[v790] = v794;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v795 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v795 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v797 = v460 + v795;
-  const uint v798 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v798 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v800 = v463 + v798;
-  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
     const float v804 = v22.m[2][2].thread_elements()[1];
-    const uint v805 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v805 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v806 = v805 + v800;
     const half v807 = residual[v806];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v808 = float(v807);
     const float v809 = fma(v804, v3, v808);
     const half v810 = half(v809);
-    out[v806] = v810;
+    out[v806] = v810;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v811 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v811 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v813 = v460 + v811;
-  const uint v814 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v814 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v816 = v463 + v814;
-  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v818 = v816 < v1;
   const bool v819 = v817 && v818;
   if (v819) {
     const float v820 = v22.m[2][3].thread_elements()[0];
-    const uint v821 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v821 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v822 = v821 + v816;
     const half v823 = residual[v822];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v824 = float(v823);
     const float v825 = fma(v820, v3, v824);
     const half v826 = half(v825);
-    out[v822] = v826;
+    out[v822] = v826;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v827 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v827 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v829 = v460 + v827;
-  const uint v830 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v830 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v832 = v463 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
     const float v836 = v22.m[2][3].thread_elements()[1];
-    const uint v837 = v829 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v837 = v829 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v838 = v837 + v832;
     const half v839 = residual[v838];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v840 = float(v839);
     const float v841 = fma(v836, v3, v840);
     const half v842 = half(v841);
-    out[v838] = v842;
+    out[v838] = v842;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v843 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v843 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v845 = v460 + v843;
-  const uint v846 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v846 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v848 = v463 + v846;
-  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v850 = v848 < v1;
   const bool v851 = v849 && v850;
   if (v851) {
     const float v852 = v22.m[3][0].thread_elements()[0];
-    const uint v853 = v845 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v853 = v845 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v854 = v853 + v848;
     const half v855 = residual[v854];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v856 = float(v855);
     const float v857 = fma(v852, v3, v856);
     const half v858 = half(v857);
-    out[v854] = v858;
+    out[v854] = v858;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v859 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v859 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v861 = v460 + v859;
-  const uint v862 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v862 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v864 = v463 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
     const float v868 = v22.m[3][0].thread_elements()[1];
-    const uint v869 = v861 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v869 = v861 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v870 = v869 + v864;
     const half v871 = residual[v870];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v872 = float(v871);
     const float v873 = fma(v868, v3, v872);
     const half v874 = half(v873);
-    out[v870] = v874;
+    out[v870] = v874;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v875 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v875 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v877 = v460 + v875;
-  const uint v878 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v878 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v880 = v463 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
     const float v884 = v22.m[3][1].thread_elements()[0];
-    const uint v885 = v877 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v885 = v877 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v886 = v885 + v880;
     const half v887 = residual[v886];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v888 = float(v887);
     const float v889 = fma(v884, v3, v888);
     const half v890 = half(v889);
-    out[v886] = v890;
+    out[v886] = v890;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v891 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v891 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v893 = v460 + v891;
-  const uint v894 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v894 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v896 = v463 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
     const float v900 = v22.m[3][1].thread_elements()[1];
-    const uint v901 = v893 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v901 = v893 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v902 = v901 + v896;
     const half v903 = residual[v902];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v904 = float(v903);
     const float v905 = fma(v900, v3, v904);
     const half v906 = half(v905);
-    out[v902] = v906;
+    out[v902] = v906;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v907 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v907 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v909 = v460 + v907;
-  const uint v910 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v910 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v912 = v463 + v910;
-  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v914 = v912 < v1;
   const bool v915 = v913 && v914;
   if (v915) {
     const float v916 = v22.m[3][2].thread_elements()[0];
-    const uint v917 = v909 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v917 = v909 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v918 = v917 + v912;
     const half v919 = residual[v918];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v920 = float(v919);
     const float v921 = fma(v916, v3, v920);
     const half v922 = half(v921);
-    out[v918] = v922;
+    out[v918] = v922;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v923 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v923 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v925 = v460 + v923;
-  const uint v926 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v926 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v928 = v463 + v926;
-  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
     const float v932 = v22.m[3][2].thread_elements()[1];
-    const uint v933 = v925 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v933 = v925 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v934 = v933 + v928;
     const half v935 = residual[v934];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v936 = float(v935);
     const float v937 = fma(v932, v3, v936);
     const half v938 = half(v937);
-    out[v934] = v938;
+    out[v934] = v938;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v939 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v939 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v941 = v460 + v939;
-  const uint v942 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v942 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v944 = v463 + v942;
-  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
     const float v948 = v22.m[3][3].thread_elements()[0];
-    const uint v949 = v941 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v949 = v941 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v950 = v949 + v944;
     const half v951 = residual[v950];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v952 = float(v951);
     const float v953 = fma(v948, v3, v952);
     const half v954 = half(v953);
-    out[v950] = v954;
+    out[v950] = v954;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v955 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v955 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v957 = v460 + v955;
-  const uint v958 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v958 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v960 = v463 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
     const float v964 = v22.m[3][3].thread_elements()[1];
-    const uint v965 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v965 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v966 = v965 + v960;
     const half v967 = residual[v966];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v968 = float(v967);
     const float v969 = fma(v964, v3, v968);
     const half v970 = half(v969);
-    out[v966] = v970;
+    out[v966] = v970;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v971 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v971 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v973 = v460 + v971;
-  const uint v974 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v974 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v976 = v463 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
     const float v980 = v22.m[4][0].thread_elements()[0];
-    const uint v981 = v973 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v981 = v973 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v982 = v981 + v976;
     const half v983 = residual[v982];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v984 = float(v983);
     const float v985 = fma(v980, v3, v984);
     const half v986 = half(v985);
-    out[v982] = v986;
+    out[v982] = v986;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v987 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v987 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v989 = v460 + v987;
-  const uint v990 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v990 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v992 = v463 + v990;
-  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
     const float v996 = v22.m[4][0].thread_elements()[1];
-    const uint v997 = v989 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v997 = v989 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v998 = v997 + v992;
     const half v999 = residual[v998];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1000 = float(v999);
     const float v1001 = fma(v996, v3, v1000);
     const half v1002 = half(v1001);
-    out[v998] = v1002;
+    out[v998] = v1002;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1003 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1003 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1005 = v460 + v1003;
-  const uint v1006 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1006 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1008 = v463 + v1006;
-  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1010 = v1008 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
     const float v1012 = v22.m[4][1].thread_elements()[0];
-    const uint v1013 = v1005 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1013 = v1005 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1014 = v1013 + v1008;
     const half v1015 = residual[v1014];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1016 = float(v1015);
     const float v1017 = fma(v1012, v3, v1016);
     const half v1018 = half(v1017);
-    out[v1014] = v1018;
+    out[v1014] = v1018;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1019 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1019 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1021 = v460 + v1019;
-  const uint v1022 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1022 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1024 = v463 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
     const float v1028 = v22.m[4][1].thread_elements()[1];
-    const uint v1029 = v1021 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1029 = v1021 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1030 = v1029 + v1024;
     const half v1031 = residual[v1030];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1032 = float(v1031);
     const float v1033 = fma(v1028, v3, v1032);
     const half v1034 = half(v1033);
-    out[v1030] = v1034;
+    out[v1030] = v1034;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1035 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1035 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1037 = v460 + v1035;
-  const uint v1038 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1038 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1040 = v463 + v1038;
-  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
     const float v1044 = v22.m[4][2].thread_elements()[0];
-    const uint v1045 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1045 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1046 = v1045 + v1040;
     const half v1047 = residual[v1046];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1048 = float(v1047);
     const float v1049 = fma(v1044, v3, v1048);
     const half v1050 = half(v1049);
-    out[v1046] = v1050;
+    out[v1046] = v1050;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1051 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1051 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1053 = v460 + v1051;
-  const uint v1054 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1054 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1056 = v463 + v1054;
-  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1058 = v1056 < v1;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
     const float v1060 = v22.m[4][2].thread_elements()[1];
-    const uint v1061 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1061 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1062 = v1061 + v1056;
     const half v1063 = residual[v1062];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1064 = float(v1063);
     const float v1065 = fma(v1060, v3, v1064);
     const half v1066 = half(v1065);
-    out[v1062] = v1066;
+    out[v1062] = v1066;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1067 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1067 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1069 = v460 + v1067;
-  const uint v1070 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1070 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1072 = v463 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
     const float v1076 = v22.m[4][3].thread_elements()[0];
-    const uint v1077 = v1069 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1077 = v1069 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1078 = v1077 + v1072;
     const half v1079 = residual[v1078];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1080 = float(v1079);
     const float v1081 = fma(v1076, v3, v1080);
     const half v1082 = half(v1081);
-    out[v1078] = v1082;
+    out[v1078] = v1082;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1083 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1083 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1085 = v460 + v1083;
-  const uint v1086 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1086 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1088 = v463 + v1086;
-  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
     const float v1092 = v22.m[4][3].thread_elements()[1];
-    const uint v1093 = v1085 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1093 = v1085 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1094 = v1093 + v1088;
     const half v1095 = residual[v1094];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1096 = float(v1095);
     const float v1097 = fma(v1092, v3, v1096);
     const half v1098 = half(v1097);
-    out[v1094] = v1098;
+    out[v1094] = v1098;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1099 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1099 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1101 = v460 + v1099;
-  const uint v1102 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1102 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1104 = v463 + v1102;
-  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
     const float v1108 = v22.m[5][0].thread_elements()[0];
-    const uint v1109 = v1101 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1109 = v1101 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1110 = v1109 + v1104;
     const half v1111 = residual[v1110];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1112 = float(v1111);
     const float v1113 = fma(v1108, v3, v1112);
     const half v1114 = half(v1113);
-    out[v1110] = v1114;
+    out[v1110] = v1114;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1115 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1115 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1117 = v460 + v1115;
-  const uint v1118 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1118 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1120 = v463 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
     const float v1124 = v22.m[5][0].thread_elements()[1];
-    const uint v1125 = v1117 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1125 = v1117 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1126 = v1125 + v1120;
     const half v1127 = residual[v1126];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1128 = float(v1127);
     const float v1129 = fma(v1124, v3, v1128);
     const half v1130 = half(v1129);
-    out[v1126] = v1130;
+    out[v1126] = v1130;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1131 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1131 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1133 = v460 + v1131;
-  const uint v1134 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1134 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1136 = v463 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
     const float v1140 = v22.m[5][1].thread_elements()[0];
-    const uint v1141 = v1133 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1141 = v1133 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1142 = v1141 + v1136;
     const half v1143 = residual[v1142];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1144 = float(v1143);
     const float v1145 = fma(v1140, v3, v1144);
     const half v1146 = half(v1145);
-    out[v1142] = v1146;
+    out[v1142] = v1146;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1147 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1147 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1149 = v460 + v1147;
-  const uint v1150 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1150 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1152 = v463 + v1150;
-  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1154 = v1152 < v1;
   const bool v1155 = v1153 && v1154;
   if (v1155) {
     const float v1156 = v22.m[5][1].thread_elements()[1];
-    const uint v1157 = v1149 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1157 = v1149 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1158 = v1157 + v1152;
     const half v1159 = residual[v1158];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1160 = float(v1159);
     const float v1161 = fma(v1156, v3, v1160);
     const half v1162 = half(v1161);
-    out[v1158] = v1162;
+    out[v1158] = v1162;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1163 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1163 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1165 = v460 + v1163;
-  const uint v1166 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1166 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1168 = v463 + v1166;
-  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
     const float v1172 = v22.m[5][2].thread_elements()[0];
-    const uint v1173 = v1165 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1173 = v1165 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1174 = v1173 + v1168;
     const half v1175 = residual[v1174];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1176 = float(v1175);
     const float v1177 = fma(v1172, v3, v1176);
     const half v1178 = half(v1177);
-    out[v1174] = v1178;
+    out[v1174] = v1178;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1179 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1179 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1181 = v460 + v1179;
-  const uint v1182 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1182 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1184 = v463 + v1182;
-  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1186 = v1184 < v1;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
     const float v1188 = v22.m[5][2].thread_elements()[1];
-    const uint v1189 = v1181 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1189 = v1181 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1190 = v1189 + v1184;
     const half v1191 = residual[v1190];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1192 = float(v1191);
     const float v1193 = fma(v1188, v3, v1192);
     const half v1194 = half(v1193);
-    out[v1190] = v1194;
+    out[v1190] = v1194;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1195 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1195 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1197 = v460 + v1195;
-  const uint v1198 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1198 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1200 = v463 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
     const float v1204 = v22.m[5][3].thread_elements()[0];
-    const uint v1205 = v1197 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1205 = v1197 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1206 = v1205 + v1200;
     const half v1207 = residual[v1206];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1208 = float(v1207);
     const float v1209 = fma(v1204, v3, v1208);
     const half v1210 = half(v1209);
-    out[v1206] = v1210;
+    out[v1206] = v1210;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1211 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1211 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1213 = v460 + v1211;
-  const uint v1214 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1214 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1216 = v463 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
     const float v1220 = v22.m[5][3].thread_elements()[1];
-    const uint v1221 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1221 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1222 = v1221 + v1216;
     const half v1223 = residual[v1222];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1224 = float(v1223);
     const float v1225 = fma(v1220, v3, v1224);
     const half v1226 = half(v1225);
-    out[v1222] = v1226;
+    out[v1222] = v1226;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1227 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1227 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1229 = v460 + v1227;
-  const uint v1230 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1230 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1232 = v463 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
     const float v1236 = v22.m[6][0].thread_elements()[0];
-    const uint v1237 = v1229 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1237 = v1229 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1238 = v1237 + v1232;
     const half v1239 = residual[v1238];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1240 = float(v1239);
     const float v1241 = fma(v1236, v3, v1240);
     const half v1242 = half(v1241);
-    out[v1238] = v1242;
+    out[v1238] = v1242;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1243 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1243 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1245 = v460 + v1243;
-  const uint v1246 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1246 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1248 = v463 + v1246;
-  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
     const float v1252 = v22.m[6][0].thread_elements()[1];
-    const uint v1253 = v1245 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1253 = v1245 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1254 = v1253 + v1248;
     const half v1255 = residual[v1254];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1256 = float(v1255);
     const float v1257 = fma(v1252, v3, v1256);
     const half v1258 = half(v1257);
-    out[v1254] = v1258;
+    out[v1254] = v1258;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1259 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1259 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1261 = v460 + v1259;
-  const uint v1262 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1262 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1264 = v463 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
     const float v1268 = v22.m[6][1].thread_elements()[0];
-    const uint v1269 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1269 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1270 = v1269 + v1264;
     const half v1271 = residual[v1270];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1272 = float(v1271);
     const float v1273 = fma(v1268, v3, v1272);
     const half v1274 = half(v1273);
-    out[v1270] = v1274;
+    out[v1270] = v1274;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1275 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1275 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1277 = v460 + v1275;
-  const uint v1278 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1278 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1280 = v463 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
     const float v1284 = v22.m[6][1].thread_elements()[1];
-    const uint v1285 = v1277 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1285 = v1277 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1286 = v1285 + v1280;
     const half v1287 = residual[v1286];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1288 = float(v1287);
     const float v1289 = fma(v1284, v3, v1288);
     const half v1290 = half(v1289);
-    out[v1286] = v1290;
+    out[v1286] = v1290;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1291 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1291 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1293 = v460 + v1291;
-  const uint v1294 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1294 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1296 = v463 + v1294;
-  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
     const float v1300 = v22.m[6][2].thread_elements()[0];
-    const uint v1301 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1301 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1302 = v1301 + v1296;
     const half v1303 = residual[v1302];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1304 = float(v1303);
     const float v1305 = fma(v1300, v3, v1304);
     const half v1306 = half(v1305);
-    out[v1302] = v1306;
+    out[v1302] = v1306;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1307 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1307 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1309 = v460 + v1307;
-  const uint v1310 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1310 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1312 = v463 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
     const float v1316 = v22.m[6][2].thread_elements()[1];
-    const uint v1317 = v1309 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1317 = v1309 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1318 = v1317 + v1312;
     const half v1319 = residual[v1318];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1320 = float(v1319);
     const float v1321 = fma(v1316, v3, v1320);
     const half v1322 = half(v1321);
-    out[v1318] = v1322;
+    out[v1318] = v1322;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1323 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1323 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1325 = v460 + v1323;
-  const uint v1326 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1326 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1328 = v463 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
     const float v1332 = v22.m[6][3].thread_elements()[0];
-    const uint v1333 = v1325 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1333 = v1325 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1334 = v1333 + v1328;
     const half v1335 = residual[v1334];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1336 = float(v1335);
     const float v1337 = fma(v1332, v3, v1336);
     const half v1338 = half(v1337);
-    out[v1334] = v1338;
+    out[v1334] = v1338;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1339 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1339 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1341 = v460 + v1339;
-  const uint v1342 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1342 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1344 = v463 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
     const float v1348 = v22.m[6][3].thread_elements()[1];
-    const uint v1349 = v1341 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1349 = v1341 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1350 = v1349 + v1344;
     const half v1351 = residual[v1350];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1352 = float(v1351);
     const float v1353 = fma(v1348, v3, v1352);
     const half v1354 = half(v1353);
-    out[v1350] = v1354;
+    out[v1350] = v1354;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1355 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1355 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1357 = v460 + v1355;
-  const uint v1358 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1358 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1360 = v463 + v1358;
-  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
     const float v1364 = v22.m[7][0].thread_elements()[0];
-    const uint v1365 = v1357 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1365 = v1357 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1366 = v1365 + v1360;
     const half v1367 = residual[v1366];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1368 = float(v1367);
     const float v1369 = fma(v1364, v3, v1368);
     const half v1370 = half(v1369);
-    out[v1366] = v1370;
+    out[v1366] = v1370;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1371 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1371 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1373 = v460 + v1371;
-  const uint v1374 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1374 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1376 = v463 + v1374;
-  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
     const float v1380 = v22.m[7][0].thread_elements()[1];
-    const uint v1381 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1381 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1382 = v1381 + v1376;
     const half v1383 = residual[v1382];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1384 = float(v1383);
     const float v1385 = fma(v1380, v3, v1384);
     const half v1386 = half(v1385);
-    out[v1382] = v1386;
+    out[v1382] = v1386;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1387 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1387 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1389 = v460 + v1387;
-  const uint v1390 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1390 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1392 = v463 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1394 = v1392 < v1;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
     const float v1396 = v22.m[7][1].thread_elements()[0];
-    const uint v1397 = v1389 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1397 = v1389 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1398 = v1397 + v1392;
     const half v1399 = residual[v1398];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1400 = float(v1399);
     const float v1401 = fma(v1396, v3, v1400);
     const half v1402 = half(v1401);
-    out[v1398] = v1402;
+    out[v1398] = v1402;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1403 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1403 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1405 = v460 + v1403;
-  const uint v1406 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1406 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1408 = v463 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
     const float v1412 = v22.m[7][1].thread_elements()[1];
-    const uint v1413 = v1405 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1413 = v1405 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1414 = v1413 + v1408;
     const half v1415 = residual[v1414];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1416 = float(v1415);
     const float v1417 = fma(v1412, v3, v1416);
     const half v1418 = half(v1417);
-    out[v1414] = v1418;
+    out[v1414] = v1418;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1419 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1419 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1421 = v460 + v1419;
-  const uint v1422 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1422 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1424 = v463 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
     const float v1428 = v22.m[7][2].thread_elements()[0];
-    const uint v1429 = v1421 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1429 = v1421 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1430 = v1429 + v1424;
     const half v1431 = residual[v1430];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1432 = float(v1431);
     const float v1433 = fma(v1428, v3, v1432);
     const half v1434 = half(v1433);
-    out[v1430] = v1434;
+    out[v1430] = v1434;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1435 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1435 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1437 = v460 + v1435;
-  const uint v1438 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1438 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1440 = v463 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
     const float v1444 = v22.m[7][2].thread_elements()[1];
-    const uint v1445 = v1437 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1445 = v1437 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1446 = v1445 + v1440;
     const half v1447 = residual[v1446];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1448 = float(v1447);
     const float v1449 = fma(v1444, v3, v1448);
     const half v1450 = half(v1449);
-    out[v1446] = v1450;
+    out[v1446] = v1450;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1451 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1451 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1453 = v460 + v1451;
-  const uint v1454 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1454 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1456 = v463 + v1454;
-  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
     const float v1460 = v22.m[7][3].thread_elements()[0];
-    const uint v1461 = v1453 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1461 = v1453 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1462 = v1461 + v1456;
     const half v1463 = residual[v1462];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1464 = float(v1463);
     const float v1465 = fma(v1460, v3, v1464);
     const half v1466 = half(v1465);
-    out[v1462] = v1466;
+    out[v1462] = v1466;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1467 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1467 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1469 = v460 + v1467;
-  const uint v1470 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1470 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1472 = v463 + v1470;
-  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1474 = v1472 < v1;
   const bool v1475 = v1473 && v1474;
   if (v1475) {
     const float v1476 = v22.m[7][3].thread_elements()[1];
-    const uint v1477 = v1469 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1477 = v1469 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1478 = v1477 + v1472;
     const half v1479 = residual[v1478];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1480 = float(v1479);
     const float v1481 = fma(v1476, v3, v1480);
     const half v1482 = half(v1481);
-    out[v1478] = v1482;
+    out[v1478] = v1482;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

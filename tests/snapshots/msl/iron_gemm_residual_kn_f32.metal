@@ -85,27 +85,27 @@ kernel void iron_gemm_residual_kn_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const uint v33 = v1 & 7u;
-  const bool v34 = v33 == 0u;
-  const bool v35 = v30 && v34;
-  if (v35) {
+  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:110
+  const bool v39 = v38 == 0u;
+  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:176
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -202,17 +202,17 @@ kernel void iron_gemm_residual_kn_f32(
     for (uint e = 0; e < 4u; ++e) {
       shm1[v195 + e] = v185 ? b[v191 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -257,7 +257,7 @@ kernel void iron_gemm_residual_kn_f32(
         for (uint e = 0; e < 4u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : float(0);
         }
-        const uint v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:137
+        const uint v309 = v207 * 1088u;  // kernels/gemm/gemm_tiles.hpp:181
         const uint v319 = v204 + v152;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v320 = v319 < v2;
         const bool v323 = v320 && v160;
@@ -283,24 +283,24 @@ kernel void iron_gemm_residual_kn_f32(
           shm1[v357 + e] = v347 ? b[v353 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 1088u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 2560u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(20u));
-      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:123
+      const uint v371 = v359 + v20;  // kernels/gemm/gemm_tiles.hpp:169
       iron_frag_load<false>(v26, shm1, long(v371), long(68u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v375 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v376 = iron_tid.x;
-    const uint v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
+    const uint v432 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
 
-    for (uint v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v374 = 0u; v374 < v2; v374 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v378 = v376; v378 < 2048u; v378 += v375) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v380 = v378 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v382 = v378 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -346,973 +346,973 @@ kernel void iron_gemm_residual_kn_f32(
           shm1[v425] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v432), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<false>(v26, shm1, long(v20), long(68u));  // kernels/gemm/gemm_tiles.hpp:123
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v432), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<false>(v26, shm1, long(v20), long(68u));  // kernels/gemm/gemm_tiles.hpp:169
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v439 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v439 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v440 = v8 + v16;
   const uint v441 = v440 + v439;
-  const uint v442 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v442 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v443 = v11 + v20;
   const uint v444 = v443 + v442;
-  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v445 = v441 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v446 = v444 < v1;
   const bool v447 = v445 && v446;
   if (v447) {
     const float v448 = v22.m[0][0].thread_elements()[0];
-    const uint v449 = v441 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v449 = v441 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v450 = v449 + v444;
     const float v451 = residual[v450];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v453 = fma(v448, v3, v451);
-    out[v450] = v453;
+    out[v450] = v453;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v455 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v455 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v457 = v440 + v455;
-  const uint v458 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v458 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v460 = v443 + v458;
-  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v462 = v460 < v1;
   const bool v463 = v461 && v462;
   if (v463) {
     const float v464 = v22.m[0][0].thread_elements()[1];
-    const uint v465 = v457 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v465 = v457 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v466 = v465 + v460;
     const float v467 = residual[v466];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v469 = fma(v464, v3, v467);
-    out[v466] = v469;
+    out[v466] = v469;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v471 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v471 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v473 = v440 + v471;
-  const uint v474 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v474 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v476 = v443 + v474;
-  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v477 = v473 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v478 = v476 < v1;
   const bool v479 = v477 && v478;
   if (v479) {
     const float v480 = v22.m[0][1].thread_elements()[0];
-    const uint v481 = v473 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v481 = v473 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v482 = v481 + v476;
     const float v483 = residual[v482];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v485 = fma(v480, v3, v483);
-    out[v482] = v485;
+    out[v482] = v485;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v487 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v487 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v489 = v440 + v487;
-  const uint v490 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v490 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v492 = v443 + v490;
-  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v494 = v492 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
     const float v496 = v22.m[0][1].thread_elements()[1];
-    const uint v497 = v489 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v497 = v489 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v498 = v497 + v492;
     const float v499 = residual[v498];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v501 = fma(v496, v3, v499);
-    out[v498] = v501;
+    out[v498] = v501;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v503 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v503 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v505 = v440 + v503;
-  const uint v506 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v506 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v508 = v443 + v506;
-  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v510 = v508 < v1;
   const bool v511 = v509 && v510;
   if (v511) {
     const float v512 = v22.m[0][2].thread_elements()[0];
-    const uint v513 = v505 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v513 = v505 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v514 = v513 + v508;
     const float v515 = residual[v514];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v517 = fma(v512, v3, v515);
-    out[v514] = v517;
+    out[v514] = v517;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v519 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v519 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v521 = v440 + v519;
-  const uint v522 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v522 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v524 = v443 + v522;
-  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v525 = v521 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v526 = v524 < v1;
   const bool v527 = v525 && v526;
   if (v527) {
     const float v528 = v22.m[0][2].thread_elements()[1];
-    const uint v529 = v521 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v529 = v521 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v530 = v529 + v524;
     const float v531 = residual[v530];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v533 = fma(v528, v3, v531);
-    out[v530] = v533;
+    out[v530] = v533;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v535 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v535 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v537 = v440 + v535;
-  const uint v538 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v538 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v540 = v443 + v538;
-  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v542 = v540 < v1;
   const bool v543 = v541 && v542;
   if (v543) {
     const float v544 = v22.m[0][3].thread_elements()[0];
-    const uint v545 = v537 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v545 = v537 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v546 = v545 + v540;
     const float v547 = residual[v546];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v549 = fma(v544, v3, v547);
-    out[v546] = v549;
+    out[v546] = v549;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v551 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v551 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v553 = v440 + v551;
-  const uint v554 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v554 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v556 = v443 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
     const float v560 = v22.m[0][3].thread_elements()[1];
-    const uint v561 = v553 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v561 = v553 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v562 = v561 + v556;
     const float v563 = residual[v562];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v565 = fma(v560, v3, v563);
-    out[v562] = v565;
+    out[v562] = v565;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v567 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v567 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v569 = v440 + v567;
-  const uint v570 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v570 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v572 = v443 + v570;
-  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v573 = v569 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v574 = v572 < v1;
   const bool v575 = v573 && v574;
   if (v575) {
     const float v576 = v22.m[1][0].thread_elements()[0];
-    const uint v577 = v569 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v577 = v569 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v578 = v577 + v572;
     const float v579 = residual[v578];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v581 = fma(v576, v3, v579);
-    out[v578] = v581;
+    out[v578] = v581;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v583 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v583 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v585 = v440 + v583;
-  const uint v586 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v586 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v588 = v443 + v586;
-  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v589 = v585 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v590 = v588 < v1;
   const bool v591 = v589 && v590;
   if (v591) {
     const float v592 = v22.m[1][0].thread_elements()[1];
-    const uint v593 = v585 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v593 = v585 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v594 = v593 + v588;
     const float v595 = residual[v594];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v597 = fma(v592, v3, v595);
-    out[v594] = v597;
+    out[v594] = v597;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v599 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v599 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v601 = v440 + v599;
-  const uint v602 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v602 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v604 = v443 + v602;
-  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
     const float v608 = v22.m[1][1].thread_elements()[0];
-    const uint v609 = v601 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v609 = v601 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v610 = v609 + v604;
     const float v611 = residual[v610];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v613 = fma(v608, v3, v611);
-    out[v610] = v613;
+    out[v610] = v613;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v615 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v615 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v617 = v440 + v615;
-  const uint v618 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v618 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v620 = v443 + v618;
-  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
     const float v624 = v22.m[1][1].thread_elements()[1];
-    const uint v625 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v625 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v626 = v625 + v620;
     const float v627 = residual[v626];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v629 = fma(v624, v3, v627);
-    out[v626] = v629;
+    out[v626] = v629;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v631 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v631 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v633 = v440 + v631;
-  const uint v634 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v634 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v636 = v443 + v634;
-  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v637 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v638 = v636 < v1;
   const bool v639 = v637 && v638;
   if (v639) {
     const float v640 = v22.m[1][2].thread_elements()[0];
-    const uint v641 = v633 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v641 = v633 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v642 = v641 + v636;
     const float v643 = residual[v642];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v645 = fma(v640, v3, v643);
-    out[v642] = v645;
+    out[v642] = v645;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v647 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v647 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v649 = v440 + v647;
-  const uint v650 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v650 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v652 = v443 + v650;
-  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
     const float v656 = v22.m[1][2].thread_elements()[1];
-    const uint v657 = v649 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v657 = v649 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v658 = v657 + v652;
     const float v659 = residual[v658];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v661 = fma(v656, v3, v659);
-    out[v658] = v661;
+    out[v658] = v661;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v663 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v663 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v665 = v440 + v663;
-  const uint v666 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v666 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v668 = v443 + v666;
-  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v669 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v670 = v668 < v1;
   const bool v671 = v669 && v670;
   if (v671) {
     const float v672 = v22.m[1][3].thread_elements()[0];
-    const uint v673 = v665 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v673 = v665 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v674 = v673 + v668;
     const float v675 = residual[v674];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v677 = fma(v672, v3, v675);
-    out[v674] = v677;
+    out[v674] = v677;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v679 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v679 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v681 = v440 + v679;
-  const uint v682 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v682 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v684 = v443 + v682;
-  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v686 = v684 < v1;
   const bool v687 = v685 && v686;
   if (v687) {
     const float v688 = v22.m[1][3].thread_elements()[1];
-    const uint v689 = v681 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v689 = v681 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v690 = v689 + v684;
     const float v691 = residual[v690];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v693 = fma(v688, v3, v691);
-    out[v690] = v693;
+    out[v690] = v693;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v695 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v695 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v697 = v440 + v695;
-  const uint v698 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v698 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v700 = v443 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
     const float v704 = v22.m[2][0].thread_elements()[0];
-    const uint v705 = v697 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v705 = v697 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v706 = v705 + v700;
     const float v707 = residual[v706];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v709 = fma(v704, v3, v707);
-    out[v706] = v709;
+    out[v706] = v709;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v711 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v711 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v713 = v440 + v711;
-  const uint v714 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v714 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v716 = v443 + v714;
-  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v718 = v716 < v1;
   const bool v719 = v717 && v718;
   if (v719) {
     const float v720 = v22.m[2][0].thread_elements()[1];
-    const uint v721 = v713 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v721 = v713 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v722 = v721 + v716;
     const float v723 = residual[v722];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v725 = fma(v720, v3, v723);
-    out[v722] = v725;
+    out[v722] = v725;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v727 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v727 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v729 = v440 + v727;
-  const uint v730 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v730 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v732 = v443 + v730;
-  const bool v733 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v733 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v734 = v732 < v1;
   const bool v735 = v733 && v734;
   if (v735) {
     const float v736 = v22.m[2][1].thread_elements()[0];
-    const uint v737 = v729 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v737 = v729 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v738 = v737 + v732;
     const float v739 = residual[v738];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v741 = fma(v736, v3, v739);
-    out[v738] = v741;
+    out[v738] = v741;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v743 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v743 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v745 = v440 + v743;
-  const uint v746 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v746 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v748 = v443 + v746;
-  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v749 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v750 = v748 < v1;
   const bool v751 = v749 && v750;
   if (v751) {
     const float v752 = v22.m[2][1].thread_elements()[1];
-    const uint v753 = v745 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v753 = v745 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v754 = v753 + v748;
     const float v755 = residual[v754];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v757 = fma(v752, v3, v755);
-    out[v754] = v757;
+    out[v754] = v757;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v759 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v759 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v761 = v440 + v759;
-  const uint v762 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v762 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v764 = v443 + v762;
-  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
     const float v768 = v22.m[2][2].thread_elements()[0];
-    const uint v769 = v761 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v769 = v761 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v770 = v769 + v764;
     const float v771 = residual[v770];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v773 = fma(v768, v3, v771);
-    out[v770] = v773;
+    out[v770] = v773;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v775 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v775 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v777 = v440 + v775;
-  const uint v778 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v778 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v780 = v443 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
     const float v784 = v22.m[2][2].thread_elements()[1];
-    const uint v785 = v777 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v785 = v777 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v786 = v785 + v780;
     const float v787 = residual[v786];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v789 = fma(v784, v3, v787);
-    out[v786] = v789;
+    out[v786] = v789;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v791 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v791 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v793 = v440 + v791;
-  const uint v794 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v794 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v796 = v443 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
     const float v800 = v22.m[2][3].thread_elements()[0];
-    const uint v801 = v793 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v801 = v793 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v802 = v801 + v796;
     const float v803 = residual[v802];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v805 = fma(v800, v3, v803);
-    out[v802] = v805;
+    out[v802] = v805;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v807 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v807 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v809 = v440 + v807;
-  const uint v810 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v810 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v812 = v443 + v810;
-  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v814 = v812 < v1;
   const bool v815 = v813 && v814;
   if (v815) {
     const float v816 = v22.m[2][3].thread_elements()[1];
-    const uint v817 = v809 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v817 = v809 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v818 = v817 + v812;
     const float v819 = residual[v818];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v821 = fma(v816, v3, v819);
-    out[v818] = v821;
+    out[v818] = v821;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v823 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v823 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v825 = v440 + v823;
-  const uint v826 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v826 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v828 = v443 + v826;
-  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
     const float v832 = v22.m[3][0].thread_elements()[0];
-    const uint v833 = v825 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v833 = v825 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v834 = v833 + v828;
     const float v835 = residual[v834];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v837 = fma(v832, v3, v835);
-    out[v834] = v837;
+    out[v834] = v837;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v839 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v839 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v841 = v440 + v839;
-  const uint v842 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v842 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v844 = v443 + v842;
-  const bool v845 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v845 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
     const float v848 = v22.m[3][0].thread_elements()[1];
-    const uint v849 = v841 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v849 = v841 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v850 = v849 + v844;
     const float v851 = residual[v850];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v853 = fma(v848, v3, v851);
-    out[v850] = v853;
+    out[v850] = v853;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v855 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v855 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v857 = v440 + v855;
-  const uint v858 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v858 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v860 = v443 + v858;
-  const bool v861 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v861 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v862 = v860 < v1;
   const bool v863 = v861 && v862;
   if (v863) {
     const float v864 = v22.m[3][1].thread_elements()[0];
-    const uint v865 = v857 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v865 = v857 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v866 = v865 + v860;
     const float v867 = residual[v866];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v869 = fma(v864, v3, v867);
-    out[v866] = v869;
+    out[v866] = v869;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v871 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v871 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v873 = v440 + v871;
-  const uint v874 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v874 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v876 = v443 + v874;
-  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
     const float v880 = v22.m[3][1].thread_elements()[1];
-    const uint v881 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v881 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v882 = v881 + v876;
     const float v883 = residual[v882];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v885 = fma(v880, v3, v883);
-    out[v882] = v885;
+    out[v882] = v885;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v887 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v887 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v889 = v440 + v887;
-  const uint v890 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v890 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v892 = v443 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
     const float v896 = v22.m[3][2].thread_elements()[0];
-    const uint v897 = v889 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v897 = v889 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v898 = v897 + v892;
     const float v899 = residual[v898];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v901 = fma(v896, v3, v899);
-    out[v898] = v901;
+    out[v898] = v901;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v903 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v903 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v905 = v440 + v903;
-  const uint v906 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v906 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v908 = v443 + v906;
-  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v910 = v908 < v1;
   const bool v911 = v909 && v910;
   if (v911) {
     const float v912 = v22.m[3][2].thread_elements()[1];
-    const uint v913 = v905 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v913 = v905 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v914 = v913 + v908;
     const float v915 = residual[v914];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v917 = fma(v912, v3, v915);
-    out[v914] = v917;
+    out[v914] = v917;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v919 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v919 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v921 = v440 + v919;
-  const uint v922 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v922 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v924 = v443 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
     const float v928 = v22.m[3][3].thread_elements()[0];
-    const uint v929 = v921 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v929 = v921 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v930 = v929 + v924;
     const float v931 = residual[v930];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v933 = fma(v928, v3, v931);
-    out[v930] = v933;
+    out[v930] = v933;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v935 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v935 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v937 = v440 + v935;
-  const uint v938 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v938 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v940 = v443 + v938;
-  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v941 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
     const float v944 = v22.m[3][3].thread_elements()[1];
-    const uint v945 = v937 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v945 = v937 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v946 = v945 + v940;
     const float v947 = residual[v946];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v949 = fma(v944, v3, v947);
-    out[v946] = v949;
+    out[v946] = v949;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v951 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v951 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v953 = v440 + v951;
-  const uint v954 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v954 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v956 = v443 + v954;
-  const bool v957 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v957 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v958 = v956 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
     const float v960 = v22.m[4][0].thread_elements()[0];
-    const uint v961 = v953 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v961 = v953 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v962 = v961 + v956;
     const float v963 = residual[v962];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v965 = fma(v960, v3, v963);
-    out[v962] = v965;
+    out[v962] = v965;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v967 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v967 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v969 = v440 + v967;
-  const uint v970 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v970 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v972 = v443 + v970;
-  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v974 = v972 < v1;
   const bool v975 = v973 && v974;
   if (v975) {
     const float v976 = v22.m[4][0].thread_elements()[1];
-    const uint v977 = v969 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v977 = v969 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v978 = v977 + v972;
     const float v979 = residual[v978];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v981 = fma(v976, v3, v979);
-    out[v978] = v981;
+    out[v978] = v981;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v983 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v983 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v985 = v440 + v983;
-  const uint v986 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v986 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v988 = v443 + v986;
-  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v989 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v990 = v988 < v1;
   const bool v991 = v989 && v990;
   if (v991) {
     const float v992 = v22.m[4][1].thread_elements()[0];
-    const uint v993 = v985 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v993 = v985 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v994 = v993 + v988;
     const float v995 = residual[v994];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v997 = fma(v992, v3, v995);
-    out[v994] = v997;
+    out[v994] = v997;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v999 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v999 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1001 = v440 + v999;
-  const uint v1002 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1002 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1004 = v443 + v1002;
-  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1005 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
     const float v1008 = v22.m[4][1].thread_elements()[1];
-    const uint v1009 = v1001 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1009 = v1001 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1010 = v1009 + v1004;
     const float v1011 = residual[v1010];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1013 = fma(v1008, v3, v1011);
-    out[v1010] = v1013;
+    out[v1010] = v1013;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1015 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1015 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1017 = v440 + v1015;
-  const uint v1018 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1018 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1020 = v443 + v1018;
-  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1022 = v1020 < v1;
   const bool v1023 = v1021 && v1022;
   if (v1023) {
     const float v1024 = v22.m[4][2].thread_elements()[0];
-    const uint v1025 = v1017 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1025 = v1017 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1026 = v1025 + v1020;
     const float v1027 = residual[v1026];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1029 = fma(v1024, v3, v1027);
-    out[v1026] = v1029;
+    out[v1026] = v1029;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1031 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1031 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1033 = v440 + v1031;
-  const uint v1034 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1034 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1036 = v443 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
     const float v1040 = v22.m[4][2].thread_elements()[1];
-    const uint v1041 = v1033 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1041 = v1033 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1042 = v1041 + v1036;
     const float v1043 = residual[v1042];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1045 = fma(v1040, v3, v1043);
-    out[v1042] = v1045;
+    out[v1042] = v1045;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1047 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1047 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1049 = v440 + v1047;
-  const uint v1050 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1050 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1052 = v443 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
     const float v1056 = v22.m[4][3].thread_elements()[0];
-    const uint v1057 = v1049 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1057 = v1049 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1058 = v1057 + v1052;
     const float v1059 = residual[v1058];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1061 = fma(v1056, v3, v1059);
-    out[v1058] = v1061;
+    out[v1058] = v1061;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1063 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1063 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1065 = v440 + v1063;
-  const uint v1066 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1066 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1068 = v443 + v1066;
-  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1070 = v1068 < v1;
   const bool v1071 = v1069 && v1070;
   if (v1071) {
     const float v1072 = v22.m[4][3].thread_elements()[1];
-    const uint v1073 = v1065 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1073 = v1065 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1074 = v1073 + v1068;
     const float v1075 = residual[v1074];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1077 = fma(v1072, v3, v1075);
-    out[v1074] = v1077;
+    out[v1074] = v1077;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1079 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1079 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1081 = v440 + v1079;
-  const uint v1082 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1082 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1084 = v443 + v1082;
-  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
     const float v1088 = v22.m[5][0].thread_elements()[0];
-    const uint v1089 = v1081 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1089 = v1081 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1090 = v1089 + v1084;
     const float v1091 = residual[v1090];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1093 = fma(v1088, v3, v1091);
-    out[v1090] = v1093;
+    out[v1090] = v1093;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1095 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1095 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1097 = v440 + v1095;
-  const uint v1098 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1098 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1100 = v443 + v1098;
-  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
     const float v1104 = v22.m[5][0].thread_elements()[1];
-    const uint v1105 = v1097 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1105 = v1097 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1106 = v1105 + v1100;
     const float v1107 = residual[v1106];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1109 = fma(v1104, v3, v1107);
-    out[v1106] = v1109;
+    out[v1106] = v1109;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1111 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1111 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1113 = v440 + v1111;
-  const uint v1114 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1114 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1116 = v443 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
     const float v1120 = v22.m[5][1].thread_elements()[0];
-    const uint v1121 = v1113 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1121 = v1113 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1122 = v1121 + v1116;
     const float v1123 = residual[v1122];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1125 = fma(v1120, v3, v1123);
-    out[v1122] = v1125;
+    out[v1122] = v1125;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1127 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1127 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1129 = v440 + v1127;
-  const uint v1130 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1130 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1132 = v443 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
     const float v1136 = v22.m[5][1].thread_elements()[1];
-    const uint v1137 = v1129 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1137 = v1129 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1138 = v1137 + v1132;
     const float v1139 = residual[v1138];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1141 = fma(v1136, v3, v1139);
-    out[v1138] = v1141;
+    out[v1138] = v1141;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1143 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1143 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1145 = v440 + v1143;
-  const uint v1146 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1146 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1148 = v443 + v1146;
-  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
     const float v1152 = v22.m[5][2].thread_elements()[0];
-    const uint v1153 = v1145 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1153 = v1145 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1154 = v1153 + v1148;
     const float v1155 = residual[v1154];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1157 = fma(v1152, v3, v1155);
-    out[v1154] = v1157;
+    out[v1154] = v1157;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1159 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1159 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1161 = v440 + v1159;
-  const uint v1162 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1162 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1164 = v443 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
     const float v1168 = v22.m[5][2].thread_elements()[1];
-    const uint v1169 = v1161 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1169 = v1161 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1170 = v1169 + v1164;
     const float v1171 = residual[v1170];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1173 = fma(v1168, v3, v1171);
-    out[v1170] = v1173;
+    out[v1170] = v1173;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1175 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1175 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1177 = v440 + v1175;
-  const uint v1178 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1178 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1180 = v443 + v1178;
-  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1181 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1182 = v1180 < v1;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
     const float v1184 = v22.m[5][3].thread_elements()[0];
-    const uint v1185 = v1177 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1185 = v1177 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1186 = v1185 + v1180;
     const float v1187 = residual[v1186];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1189 = fma(v1184, v3, v1187);
-    out[v1186] = v1189;
+    out[v1186] = v1189;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1191 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1191 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1193 = v440 + v1191;
-  const uint v1194 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1194 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1196 = v443 + v1194;
-  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1198 = v1196 < v1;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
     const float v1200 = v22.m[5][3].thread_elements()[1];
-    const uint v1201 = v1193 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1201 = v1193 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1202 = v1201 + v1196;
     const float v1203 = residual[v1202];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1205 = fma(v1200, v3, v1203);
-    out[v1202] = v1205;
+    out[v1202] = v1205;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1207 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1207 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1209 = v440 + v1207;
-  const uint v1210 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1210 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1212 = v443 + v1210;
-  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1214 = v1212 < v1;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
     const float v1216 = v22.m[6][0].thread_elements()[0];
-    const uint v1217 = v1209 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1217 = v1209 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1218 = v1217 + v1212;
     const float v1219 = residual[v1218];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1221 = fma(v1216, v3, v1219);
-    out[v1218] = v1221;
+    out[v1218] = v1221;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1223 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1223 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1225 = v440 + v1223;
-  const uint v1226 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1226 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1228 = v443 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
     const float v1232 = v22.m[6][0].thread_elements()[1];
-    const uint v1233 = v1225 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1233 = v1225 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1234 = v1233 + v1228;
     const float v1235 = residual[v1234];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1237 = fma(v1232, v3, v1235);
-    out[v1234] = v1237;
+    out[v1234] = v1237;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1239 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1239 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1241 = v440 + v1239;
-  const uint v1242 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1242 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1244 = v443 + v1242;
-  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1245 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1246 = v1244 < v1;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
     const float v1248 = v22.m[6][1].thread_elements()[0];
-    const uint v1249 = v1241 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1249 = v1241 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1250 = v1249 + v1244;
     const float v1251 = residual[v1250];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1253 = fma(v1248, v3, v1251);
-    out[v1250] = v1253;
+    out[v1250] = v1253;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1255 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1255 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1257 = v440 + v1255;
-  const uint v1258 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1258 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1260 = v443 + v1258;
-  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1261 = v1257 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1262 = v1260 < v1;
   const bool v1263 = v1261 && v1262;
   if (v1263) {
     const float v1264 = v22.m[6][1].thread_elements()[1];
-    const uint v1265 = v1257 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1265 = v1257 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1266 = v1265 + v1260;
     const float v1267 = residual[v1266];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1269 = fma(v1264, v3, v1267);
-    out[v1266] = v1269;
+    out[v1266] = v1269;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1271 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1271 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1273 = v440 + v1271;
-  const uint v1274 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1274 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1276 = v443 + v1274;
-  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
     const float v1280 = v22.m[6][2].thread_elements()[0];
-    const uint v1281 = v1273 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1281 = v1273 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1282 = v1281 + v1276;
     const float v1283 = residual[v1282];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1285 = fma(v1280, v3, v1283);
-    out[v1282] = v1285;
+    out[v1282] = v1285;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1287 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1287 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1289 = v440 + v1287;
-  const uint v1290 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1290 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1292 = v443 + v1290;
-  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
     const float v1296 = v22.m[6][2].thread_elements()[1];
-    const uint v1297 = v1289 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1297 = v1289 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1298 = v1297 + v1292;
     const float v1299 = residual[v1298];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1301 = fma(v1296, v3, v1299);
-    out[v1298] = v1301;
+    out[v1298] = v1301;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1303 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1303 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1305 = v440 + v1303;
-  const uint v1306 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1306 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1308 = v443 + v1306;
-  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1310 = v1308 < v1;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
     const float v1312 = v22.m[6][3].thread_elements()[0];
-    const uint v1313 = v1305 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1313 = v1305 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1314 = v1313 + v1308;
     const float v1315 = residual[v1314];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1317 = fma(v1312, v3, v1315);
-    out[v1314] = v1317;
+    out[v1314] = v1317;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1319 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1319 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1321 = v440 + v1319;
-  const uint v1322 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1322 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1324 = v443 + v1322;
-  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1326 = v1324 < v1;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
     const float v1328 = v22.m[6][3].thread_elements()[1];
-    const uint v1329 = v1321 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1329 = v1321 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1330 = v1329 + v1324;
     const float v1331 = residual[v1330];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1333 = fma(v1328, v3, v1331);
-    out[v1330] = v1333;
+    out[v1330] = v1333;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1335 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1335 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1337 = v440 + v1335;
-  const uint v1338 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1338 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1340 = v443 + v1338;
-  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
     const float v1344 = v22.m[7][0].thread_elements()[0];
-    const uint v1345 = v1337 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1345 = v1337 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1346 = v1345 + v1340;
     const float v1347 = residual[v1346];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1349 = fma(v1344, v3, v1347);
-    out[v1346] = v1349;
+    out[v1346] = v1349;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1351 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1351 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1353 = v440 + v1351;
-  const uint v1354 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1354 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1356 = v443 + v1354;
-  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1358 = v1356 < v1;
   const bool v1359 = v1357 && v1358;
   if (v1359) {
     const float v1360 = v22.m[7][0].thread_elements()[1];
-    const uint v1361 = v1353 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1361 = v1353 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1362 = v1361 + v1356;
     const float v1363 = residual[v1362];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1365 = fma(v1360, v3, v1363);
-    out[v1362] = v1365;
+    out[v1362] = v1365;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1367 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1367 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1369 = v440 + v1367;
-  const uint v1370 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1370 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1372 = v443 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
     const float v1376 = v22.m[7][1].thread_elements()[0];
-    const uint v1377 = v1369 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1377 = v1369 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1378 = v1377 + v1372;
     const float v1379 = residual[v1378];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1381 = fma(v1376, v3, v1379);
-    out[v1378] = v1381;
+    out[v1378] = v1381;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1383 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1383 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1385 = v440 + v1383;
-  const uint v1386 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1386 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1388 = v443 + v1386;
-  const bool v1389 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1389 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1390 = v1388 < v1;
   const bool v1391 = v1389 && v1390;
   if (v1391) {
     const float v1392 = v22.m[7][1].thread_elements()[1];
-    const uint v1393 = v1385 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1393 = v1385 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1394 = v1393 + v1388;
     const float v1395 = residual[v1394];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1397 = fma(v1392, v3, v1395);
-    out[v1394] = v1397;
+    out[v1394] = v1397;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1399 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1399 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1401 = v440 + v1399;
-  const uint v1402 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1402 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1404 = v443 + v1402;
-  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1406 = v1404 < v1;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
     const float v1408 = v22.m[7][2].thread_elements()[0];
-    const uint v1409 = v1401 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1409 = v1401 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1410 = v1409 + v1404;
     const float v1411 = residual[v1410];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1413 = fma(v1408, v3, v1411);
-    out[v1410] = v1413;
+    out[v1410] = v1413;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1415 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1415 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1417 = v440 + v1415;
-  const uint v1418 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1418 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1420 = v443 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
     const float v1424 = v22.m[7][2].thread_elements()[1];
-    const uint v1425 = v1417 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1425 = v1417 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1426 = v1425 + v1420;
     const float v1427 = residual[v1426];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1429 = fma(v1424, v3, v1427);
-    out[v1426] = v1429;
+    out[v1426] = v1429;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1431 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1431 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1433 = v440 + v1431;
-  const uint v1434 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1434 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1436 = v443 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
     const float v1440 = v22.m[7][3].thread_elements()[0];
-    const uint v1441 = v1433 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1441 = v1433 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1442 = v1441 + v1436;
     const float v1443 = residual[v1442];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1445 = fma(v1440, v3, v1443);
-    out[v1442] = v1445;
+    out[v1442] = v1445;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1447 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1447 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1449 = v440 + v1447;
-  const uint v1450 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1450 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1452 = v443 + v1450;
-  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1453 = v1449 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1454 = v1452 < v1;
   const bool v1455 = v1453 && v1454;
   if (v1455) {
     const float v1456 = v22.m[7][3].thread_elements()[1];
-    const uint v1457 = v1449 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1457 = v1449 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1458 = v1457 + v1452;
     const float v1459 = residual[v1458];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1461 = fma(v1456, v3, v1459);
-    out[v1458] = v1461;
+    out[v1458] = v1461;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

@@ -85,25 +85,25 @@ kernel void iron_gemm_residual_nk_f16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, half(half(0.0f)));
-  iron_frag<half, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<half, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, half(half(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -186,18 +186,18 @@ kernel void iron_gemm_residual_nk_f16(
     for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v97 + e] = v185 ? b[v191 + e] : half(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v371 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 32u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 5u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 32u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 5120u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -242,7 +242,7 @@ kernel void iron_gemm_residual_nk_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : half(0);
         }
-        const uint v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v309 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v328 = v327 + v58;
@@ -262,32 +262,32 @@ kernel void iron_gemm_residual_nk_f16(
           shm1[v357 + e] = v347 ? b[v353 + e] : half(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 5120u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(40u));
-      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v372), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      const uint v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      const uint v379 = v366 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v379), long(40u));
-      const uint v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v385 = v372 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v385), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v389 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v390 = iron_tid.x;
-    const uint v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:125
-    const uint v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v446 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v452 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:171
+    const uint v460 = v446 + 16u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v466 = v452 + 16u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v388 = 0u; v388 < v2; v388 += 32u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v392 = v390; v392 < 4096u; v392 += v389) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v394 = v392 >> 5u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v396 = v392 & 31u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -333,1104 +333,1104 @@ kernel void iron_gemm_residual_nk_f16(
           shm1[v439] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v452), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      iron_frag_load<false>(v24, shm0, long(v460), long(40u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v466), long(40u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v446), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v452), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      iron_frag_load<false>(v24, shm0, long(v460), long(40u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v466), long(40u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v467 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v467 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v468 = v8 + v16;
   const uint v469 = v468 + v467;
-  const uint v470 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v470 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v471 = v11 + v20;
   const uint v472 = v471 + v470;
-  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v473 = v469 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v474 = v472 < v1;
   const bool v475 = v473 && v474;
   if (v475) {
     const float v476 = v22.m[0][0].thread_elements()[0];
-    const uint v477 = v469 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v477 = v469 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v478 = v477 + v472;
     const half v479 = residual[v478];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v480 = float(v479);
     const float v481 = fma(v476, v3, v480);
     const half v482 = half(v481);
-    out[v478] = v482;
+    out[v478] = v482;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v483 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v483 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v485 = v468 + v483;
-  const uint v486 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v486 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v488 = v471 + v486;
-  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v490 = v488 < v1;
   const bool v491 = v489 && v490;
   if (v491) {
     const float v492 = v22.m[0][0].thread_elements()[1];
-    const uint v493 = v485 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v493 = v485 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v494 = v493 + v488;
     const half v495 = residual[v494];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v496 = float(v495);
     const float v497 = fma(v492, v3, v496);
     const half v498 = half(v497);
-    out[v494] = v498;
+    out[v494] = v498;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v499 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v499 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v501 = v468 + v499;
-  const uint v502 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v502 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v504 = v471 + v502;
-  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v505 = v501 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v506 = v504 < v1;
   const bool v507 = v505 && v506;
   if (v507) {
     const float v508 = v22.m[0][1].thread_elements()[0];
-    const uint v509 = v501 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v509 = v501 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v510 = v509 + v504;
     const half v511 = residual[v510];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v512 = float(v511);
     const float v513 = fma(v508, v3, v512);
     const half v514 = half(v513);
-    out[v510] = v514;
+    out[v510] = v514;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v515 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v515 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v517 = v468 + v515;
-  const uint v518 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v518 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v520 = v471 + v518;
-  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v521 = v517 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v522 = v520 < v1;
   const bool v523 = v521 && v522;
   if (v523) {
     const float v524 = v22.m[0][1].thread_elements()[1];
-    const uint v525 = v517 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v525 = v517 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v526 = v525 + v520;
     const half v527 = residual[v526];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v528 = float(v527);
     const float v529 = fma(v524, v3, v528);
     const half v530 = half(v529);
-    out[v526] = v530;
+    out[v526] = v530;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v531 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v531 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v533 = v468 + v531;
-  const uint v534 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v534 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v536 = v471 + v534;
-  const bool v537 = v533 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v537 = v533 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v538 = v536 < v1;
   const bool v539 = v537 && v538;
   if (v539) {
     const float v540 = v22.m[0][2].thread_elements()[0];
-    const uint v541 = v533 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v541 = v533 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v542 = v541 + v536;
     const half v543 = residual[v542];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v544 = float(v543);
     const float v545 = fma(v540, v3, v544);
     const half v546 = half(v545);
-    out[v542] = v546;
+    out[v542] = v546;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v547 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v547 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v549 = v468 + v547;
-  const uint v550 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v550 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v552 = v471 + v550;
-  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v553 = v549 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v554 = v552 < v1;
   const bool v555 = v553 && v554;
   if (v555) {
     const float v556 = v22.m[0][2].thread_elements()[1];
-    const uint v557 = v549 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v557 = v549 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v558 = v557 + v552;
     const half v559 = residual[v558];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v560 = float(v559);
     const float v561 = fma(v556, v3, v560);
     const half v562 = half(v561);
-    out[v558] = v562;
+    out[v558] = v562;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v563 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v563 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v565 = v468 + v563;
-  const uint v566 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v566 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v568 = v471 + v566;
-  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v569 = v565 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v570 = v568 < v1;
   const bool v571 = v569 && v570;
   if (v571) {
     const float v572 = v22.m[0][3].thread_elements()[0];
-    const uint v573 = v565 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v573 = v565 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v574 = v573 + v568;
     const half v575 = residual[v574];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v576 = float(v575);
     const float v577 = fma(v572, v3, v576);
     const half v578 = half(v577);
-    out[v574] = v578;
+    out[v574] = v578;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v579 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v579 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v581 = v468 + v579;
-  const uint v582 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v582 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v584 = v471 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
     const float v588 = v22.m[0][3].thread_elements()[1];
-    const uint v589 = v581 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v589 = v581 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v590 = v589 + v584;
     const half v591 = residual[v590];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v592 = float(v591);
     const float v593 = fma(v588, v3, v592);
     const half v594 = half(v593);
-    out[v590] = v594;
+    out[v590] = v594;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v595 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v595 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v597 = v468 + v595;
-  const uint v598 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v598 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v600 = v471 + v598;
-  const bool v601 = v597 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v601 = v597 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v602 = v600 < v1;
   const bool v603 = v601 && v602;
   if (v603) {
     const float v604 = v22.m[1][0].thread_elements()[0];
-    const uint v605 = v597 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v605 = v597 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v606 = v605 + v600;
     const half v607 = residual[v606];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v608 = float(v607);
     const float v609 = fma(v604, v3, v608);
     const half v610 = half(v609);
-    out[v606] = v610;
+    out[v606] = v610;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v611 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v611 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v613 = v468 + v611;
-  const uint v614 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v614 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v616 = v471 + v614;
-  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v617 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v618 = v616 < v1;
   const bool v619 = v617 && v618;
   if (v619) {
     const float v620 = v22.m[1][0].thread_elements()[1];
-    const uint v621 = v613 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v621 = v613 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v622 = v621 + v616;
     const half v623 = residual[v622];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v624 = float(v623);
     const float v625 = fma(v620, v3, v624);
     const half v626 = half(v625);
-    out[v622] = v626;
+    out[v622] = v626;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v627 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v627 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v629 = v468 + v627;
-  const uint v630 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v630 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v632 = v471 + v630;
-  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
     const float v636 = v22.m[1][1].thread_elements()[0];
-    const uint v637 = v629 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v637 = v629 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v638 = v637 + v632;
     const half v639 = residual[v638];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v640 = float(v639);
     const float v641 = fma(v636, v3, v640);
     const half v642 = half(v641);
-    out[v638] = v642;
+    out[v638] = v642;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v643 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v643 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v645 = v468 + v643;
-  const uint v646 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v646 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v648 = v471 + v646;
-  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v650 = v648 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
     const float v652 = v22.m[1][1].thread_elements()[1];
-    const uint v653 = v645 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v653 = v645 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v654 = v653 + v648;
     const half v655 = residual[v654];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v656 = float(v655);
     const float v657 = fma(v652, v3, v656);
     const half v658 = half(v657);
-    out[v654] = v658;
+    out[v654] = v658;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v659 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v659 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v661 = v468 + v659;
-  const uint v662 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v662 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v664 = v471 + v662;
-  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v665 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v666 = v664 < v1;
   const bool v667 = v665 && v666;
   if (v667) {
     const float v668 = v22.m[1][2].thread_elements()[0];
-    const uint v669 = v661 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v669 = v661 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v670 = v669 + v664;
     const half v671 = residual[v670];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v672 = float(v671);
     const float v673 = fma(v668, v3, v672);
     const half v674 = half(v673);
-    out[v670] = v674;
+    out[v670] = v674;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v675 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v675 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v677 = v468 + v675;
-  const uint v678 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v678 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v680 = v471 + v678;
-  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v681 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
     const float v684 = v22.m[1][2].thread_elements()[1];
-    const uint v685 = v677 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v685 = v677 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v686 = v685 + v680;
     const half v687 = residual[v686];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v688 = float(v687);
     const float v689 = fma(v684, v3, v688);
     const half v690 = half(v689);
-    out[v686] = v690;
+    out[v686] = v690;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v691 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v691 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v693 = v468 + v691;
-  const uint v694 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v694 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v696 = v471 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
     const float v700 = v22.m[1][3].thread_elements()[0];
-    const uint v701 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v701 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v702 = v701 + v696;
     const half v703 = residual[v702];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v704 = float(v703);
     const float v705 = fma(v700, v3, v704);
     const half v706 = half(v705);
-    out[v702] = v706;
+    out[v702] = v706;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v707 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v707 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v709 = v468 + v707;
-  const uint v710 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v710 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v712 = v471 + v710;
-  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v714 = v712 < v1;
   const bool v715 = v713 && v714;
   if (v715) {
     const float v716 = v22.m[1][3].thread_elements()[1];
-    const uint v717 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v717 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v718 = v717 + v712;
     const half v719 = residual[v718];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v720 = float(v719);
     const float v721 = fma(v716, v3, v720);
     const half v722 = half(v721);
-    out[v718] = v722;
+    out[v718] = v722;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v723 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v723 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v725 = v468 + v723;
-  const uint v726 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v726 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v728 = v471 + v726;
-  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v729 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
     const float v732 = v22.m[2][0].thread_elements()[0];
-    const uint v733 = v725 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v733 = v725 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v734 = v733 + v728;
     const half v735 = residual[v734];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v736 = float(v735);
     const float v737 = fma(v732, v3, v736);
     const half v738 = half(v737);
-    out[v734] = v738;
+    out[v734] = v738;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v739 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v739 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v741 = v468 + v739;
-  const uint v742 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v742 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v744 = v471 + v742;
-  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v745 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v746 = v744 < v1;
   const bool v747 = v745 && v746;
   if (v747) {
     const float v748 = v22.m[2][0].thread_elements()[1];
-    const uint v749 = v741 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v749 = v741 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v750 = v749 + v744;
     const half v751 = residual[v750];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v752 = float(v751);
     const float v753 = fma(v748, v3, v752);
     const half v754 = half(v753);
-    out[v750] = v754;
+    out[v750] = v754;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v755 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v755 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v757 = v468 + v755;
-  const uint v758 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v758 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v760 = v471 + v758;
-  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
     const float v764 = v22.m[2][1].thread_elements()[0];
-    const uint v765 = v757 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v765 = v757 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v766 = v765 + v760;
     const half v767 = residual[v766];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v768 = float(v767);
     const float v769 = fma(v764, v3, v768);
     const half v770 = half(v769);
-    out[v766] = v770;
+    out[v766] = v770;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v771 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v771 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v773 = v468 + v771;
-  const uint v774 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v774 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v776 = v471 + v774;
-  const bool v777 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v777 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v778 = v776 < v1;
   const bool v779 = v777 && v778;
   if (v779) {
     const float v780 = v22.m[2][1].thread_elements()[1];
-    const uint v781 = v773 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v781 = v773 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v782 = v781 + v776;
     const half v783 = residual[v782];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v784 = float(v783);
     const float v785 = fma(v780, v3, v784);
     const half v786 = half(v785);
-    out[v782] = v786;
+    out[v782] = v786;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v787 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v787 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v789 = v468 + v787;
-  const uint v790 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v790 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v792 = v471 + v790;
-  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v794 = v792 < v1;
   const bool v795 = v793 && v794;
   if (v795) {
     const float v796 = v22.m[2][2].thread_elements()[0];
-    const uint v797 = v789 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v797 = v789 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v798 = v797 + v792;
     const half v799 = residual[v798];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v800 = float(v799);
     const float v801 = fma(v796, v3, v800);
     const half v802 = half(v801);
-    out[v798] = v802;
+    out[v798] = v802;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v803 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v803 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v805 = v468 + v803;
-  const uint v806 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v806 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v808 = v471 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
     const float v812 = v22.m[2][2].thread_elements()[1];
-    const uint v813 = v805 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v813 = v805 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v814 = v813 + v808;
     const half v815 = residual[v814];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v816 = float(v815);
     const float v817 = fma(v812, v3, v816);
     const half v818 = half(v817);
-    out[v814] = v818;
+    out[v814] = v818;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v819 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v819 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v821 = v468 + v819;
-  const uint v822 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v822 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v824 = v471 + v822;
-  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v826 = v824 < v1;
   const bool v827 = v825 && v826;
   if (v827) {
     const float v828 = v22.m[2][3].thread_elements()[0];
-    const uint v829 = v821 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v829 = v821 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v830 = v829 + v824;
     const half v831 = residual[v830];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v832 = float(v831);
     const float v833 = fma(v828, v3, v832);
     const half v834 = half(v833);
-    out[v830] = v834;
+    out[v830] = v834;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v835 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v835 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v837 = v468 + v835;
-  const uint v838 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v838 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v840 = v471 + v838;
-  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v841 = v837 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v842 = v840 < v1;
   const bool v843 = v841 && v842;
   if (v843) {
     const float v844 = v22.m[2][3].thread_elements()[1];
-    const uint v845 = v837 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v845 = v837 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v846 = v845 + v840;
     const half v847 = residual[v846];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v848 = float(v847);
     const float v849 = fma(v844, v3, v848);
     const half v850 = half(v849);
-    out[v846] = v850;
+    out[v846] = v850;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v851 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v851 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v853 = v468 + v851;
-  const uint v854 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v854 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v856 = v471 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
     const float v860 = v22.m[3][0].thread_elements()[0];
-    const uint v861 = v853 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v861 = v853 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v862 = v861 + v856;
     const half v863 = residual[v862];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v864 = float(v863);
     const float v865 = fma(v860, v3, v864);
     const half v866 = half(v865);
-    out[v862] = v866;
+    out[v862] = v866;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v867 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v867 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v869 = v468 + v867;
-  const uint v870 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v870 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v872 = v471 + v870;
-  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
     const float v876 = v22.m[3][0].thread_elements()[1];
-    const uint v877 = v869 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v877 = v869 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v878 = v877 + v872;
     const half v879 = residual[v878];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v880 = float(v879);
     const float v881 = fma(v876, v3, v880);
     const half v882 = half(v881);
-    out[v878] = v882;
+    out[v878] = v882;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v883 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v883 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v885 = v468 + v883;
-  const uint v886 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v886 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v888 = v471 + v886;
-  const bool v889 = v885 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v889 = v885 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v890 = v888 < v1;
   const bool v891 = v889 && v890;
   if (v891) {
     const float v892 = v22.m[3][1].thread_elements()[0];
-    const uint v893 = v885 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v893 = v885 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v894 = v893 + v888;
     const half v895 = residual[v894];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v896 = float(v895);
     const float v897 = fma(v892, v3, v896);
     const half v898 = half(v897);
-    out[v894] = v898;
+    out[v894] = v898;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v899 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v899 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v901 = v468 + v899;
-  const uint v902 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v902 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v904 = v471 + v902;
-  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v905 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
     const float v908 = v22.m[3][1].thread_elements()[1];
-    const uint v909 = v901 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v909 = v901 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v910 = v909 + v904;
     const half v911 = residual[v910];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v912 = float(v911);
     const float v913 = fma(v908, v3, v912);
     const half v914 = half(v913);
-    out[v910] = v914;
+    out[v910] = v914;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v915 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v915 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v917 = v468 + v915;
-  const uint v918 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v918 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v920 = v471 + v918;
-  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v921 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
     const float v924 = v22.m[3][2].thread_elements()[0];
-    const uint v925 = v917 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v925 = v917 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v926 = v925 + v920;
     const half v927 = residual[v926];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v928 = float(v927);
     const float v929 = fma(v924, v3, v928);
     const half v930 = half(v929);
-    out[v926] = v930;
+    out[v926] = v930;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v931 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v931 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v933 = v468 + v931;
-  const uint v934 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v934 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v936 = v471 + v934;
-  const bool v937 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v937 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v938 = v936 < v1;
   const bool v939 = v937 && v938;
   if (v939) {
     const float v940 = v22.m[3][2].thread_elements()[1];
-    const uint v941 = v933 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v941 = v933 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v942 = v941 + v936;
     const half v943 = residual[v942];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v944 = float(v943);
     const float v945 = fma(v940, v3, v944);
     const half v946 = half(v945);
-    out[v942] = v946;
+    out[v942] = v946;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v947 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v947 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v949 = v468 + v947;
-  const uint v950 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v950 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v952 = v471 + v950;
-  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v953 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v954 = v952 < v1;
   const bool v955 = v953 && v954;
   if (v955) {
     const float v956 = v22.m[3][3].thread_elements()[0];
-    const uint v957 = v949 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v957 = v949 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v958 = v957 + v952;
     const half v959 = residual[v958];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v960 = float(v959);
     const float v961 = fma(v956, v3, v960);
     const half v962 = half(v961);
-    out[v958] = v962;
+    out[v958] = v962;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v963 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v963 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v965 = v468 + v963;
-  const uint v966 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v966 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v968 = v471 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
     const float v972 = v22.m[3][3].thread_elements()[1];
-    const uint v973 = v965 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v973 = v965 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v974 = v973 + v968;
     const half v975 = residual[v974];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v976 = float(v975);
     const float v977 = fma(v972, v3, v976);
     const half v978 = half(v977);
-    out[v974] = v978;
+    out[v974] = v978;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v979 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v979 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v981 = v468 + v979;
-  const uint v982 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v982 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v984 = v471 + v982;
-  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v986 = v984 < v1;
   const bool v987 = v985 && v986;
   if (v987) {
     const float v988 = v22.m[4][0].thread_elements()[0];
-    const uint v989 = v981 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v989 = v981 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v990 = v989 + v984;
     const half v991 = residual[v990];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v992 = float(v991);
     const float v993 = fma(v988, v3, v992);
     const half v994 = half(v993);
-    out[v990] = v994;
+    out[v990] = v994;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v995 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v995 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v997 = v468 + v995;
-  const uint v998 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v998 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1000 = v471 + v998;
-  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1002 = v1000 < v1;
   const bool v1003 = v1001 && v1002;
   if (v1003) {
     const float v1004 = v22.m[4][0].thread_elements()[1];
-    const uint v1005 = v997 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1005 = v997 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1006 = v1005 + v1000;
     const half v1007 = residual[v1006];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1008 = float(v1007);
     const float v1009 = fma(v1004, v3, v1008);
     const half v1010 = half(v1009);
-    out[v1006] = v1010;
+    out[v1006] = v1010;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1011 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1011 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1013 = v468 + v1011;
-  const uint v1014 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1014 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1016 = v471 + v1014;
-  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1017 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1018 = v1016 < v1;
   const bool v1019 = v1017 && v1018;
   if (v1019) {
     const float v1020 = v22.m[4][1].thread_elements()[0];
-    const uint v1021 = v1013 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1021 = v1013 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1022 = v1021 + v1016;
     const half v1023 = residual[v1022];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1024 = float(v1023);
     const float v1025 = fma(v1020, v3, v1024);
     const half v1026 = half(v1025);
-    out[v1022] = v1026;
+    out[v1022] = v1026;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1027 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1027 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1029 = v468 + v1027;
-  const uint v1030 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1030 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1032 = v471 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
     const float v1036 = v22.m[4][1].thread_elements()[1];
-    const uint v1037 = v1029 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1037 = v1029 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1038 = v1037 + v1032;
     const half v1039 = residual[v1038];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1040 = float(v1039);
     const float v1041 = fma(v1036, v3, v1040);
     const half v1042 = half(v1041);
-    out[v1038] = v1042;
+    out[v1038] = v1042;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1043 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1043 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1045 = v468 + v1043;
-  const uint v1046 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1046 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1048 = v471 + v1046;
-  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1050 = v1048 < v1;
   const bool v1051 = v1049 && v1050;
   if (v1051) {
     const float v1052 = v22.m[4][2].thread_elements()[0];
-    const uint v1053 = v1045 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1053 = v1045 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1054 = v1053 + v1048;
     const half v1055 = residual[v1054];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1056 = float(v1055);
     const float v1057 = fma(v1052, v3, v1056);
     const half v1058 = half(v1057);
-    out[v1054] = v1058;
+    out[v1054] = v1058;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1059 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1059 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1061 = v468 + v1059;
-  const uint v1062 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1062 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1064 = v471 + v1062;
-  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1065 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1066 = v1064 < v1;
   const bool v1067 = v1065 && v1066;
   if (v1067) {
     const float v1068 = v22.m[4][2].thread_elements()[1];
-    const uint v1069 = v1061 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1069 = v1061 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1070 = v1069 + v1064;
     const half v1071 = residual[v1070];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1072 = float(v1071);
     const float v1073 = fma(v1068, v3, v1072);
     const half v1074 = half(v1073);
-    out[v1070] = v1074;
+    out[v1070] = v1074;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1075 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1075 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1077 = v468 + v1075;
-  const uint v1078 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1078 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1080 = v471 + v1078;
-  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
     const float v1084 = v22.m[4][3].thread_elements()[0];
-    const uint v1085 = v1077 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1085 = v1077 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1086 = v1085 + v1080;
     const half v1087 = residual[v1086];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1088 = float(v1087);
     const float v1089 = fma(v1084, v3, v1088);
     const half v1090 = half(v1089);
-    out[v1086] = v1090;
+    out[v1086] = v1090;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1091 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1091 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1093 = v468 + v1091;
-  const uint v1094 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1094 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1096 = v471 + v1094;
-  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
     const float v1100 = v22.m[4][3].thread_elements()[1];
-    const uint v1101 = v1093 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1101 = v1093 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1102 = v1101 + v1096;
     const half v1103 = residual[v1102];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1104 = float(v1103);
     const float v1105 = fma(v1100, v3, v1104);
     const half v1106 = half(v1105);
-    out[v1102] = v1106;
+    out[v1102] = v1106;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1107 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1107 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1109 = v468 + v1107;
-  const uint v1110 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1110 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1112 = v471 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
     const float v1116 = v22.m[5][0].thread_elements()[0];
-    const uint v1117 = v1109 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1117 = v1109 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1118 = v1117 + v1112;
     const half v1119 = residual[v1118];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1120 = float(v1119);
     const float v1121 = fma(v1116, v3, v1120);
     const half v1122 = half(v1121);
-    out[v1118] = v1122;
+    out[v1118] = v1122;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1123 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1123 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1125 = v468 + v1123;
-  const uint v1126 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1126 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1128 = v471 + v1126;
-  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
     const float v1132 = v22.m[5][0].thread_elements()[1];
-    const uint v1133 = v1125 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1133 = v1125 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1134 = v1133 + v1128;
     const half v1135 = residual[v1134];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1136 = float(v1135);
     const float v1137 = fma(v1132, v3, v1136);
     const half v1138 = half(v1137);
-    out[v1134] = v1138;
+    out[v1134] = v1138;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1139 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1139 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1141 = v468 + v1139;
-  const uint v1142 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1142 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1144 = v471 + v1142;
-  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
     const float v1148 = v22.m[5][1].thread_elements()[0];
-    const uint v1149 = v1141 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1149 = v1141 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1150 = v1149 + v1144;
     const half v1151 = residual[v1150];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1152 = float(v1151);
     const float v1153 = fma(v1148, v3, v1152);
     const half v1154 = half(v1153);
-    out[v1150] = v1154;
+    out[v1150] = v1154;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1155 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1155 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1157 = v468 + v1155;
-  const uint v1158 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1158 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1160 = v471 + v1158;
-  const bool v1161 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1161 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1162 = v1160 < v1;
   const bool v1163 = v1161 && v1162;
   if (v1163) {
     const float v1164 = v22.m[5][1].thread_elements()[1];
-    const uint v1165 = v1157 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1165 = v1157 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1166 = v1165 + v1160;
     const half v1167 = residual[v1166];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1168 = float(v1167);
     const float v1169 = fma(v1164, v3, v1168);
     const half v1170 = half(v1169);
-    out[v1166] = v1170;
+    out[v1166] = v1170;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1171 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1171 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1173 = v468 + v1171;
-  const uint v1174 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1174 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1176 = v471 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
     const float v1180 = v22.m[5][2].thread_elements()[0];
-    const uint v1181 = v1173 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1181 = v1173 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1182 = v1181 + v1176;
     const half v1183 = residual[v1182];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1184 = float(v1183);
     const float v1185 = fma(v1180, v3, v1184);
     const half v1186 = half(v1185);
-    out[v1182] = v1186;
+    out[v1182] = v1186;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1187 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1187 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1189 = v468 + v1187;
-  const uint v1190 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1190 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1192 = v471 + v1190;
-  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
     const float v1196 = v22.m[5][2].thread_elements()[1];
-    const uint v1197 = v1189 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1197 = v1189 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1198 = v1197 + v1192;
     const half v1199 = residual[v1198];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1200 = float(v1199);
     const float v1201 = fma(v1196, v3, v1200);
     const half v1202 = half(v1201);
-    out[v1198] = v1202;
+    out[v1198] = v1202;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1203 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1203 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1205 = v468 + v1203;
-  const uint v1206 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1206 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1208 = v471 + v1206;
-  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1209 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
     const float v1212 = v22.m[5][3].thread_elements()[0];
-    const uint v1213 = v1205 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1213 = v1205 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1214 = v1213 + v1208;
     const half v1215 = residual[v1214];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1216 = float(v1215);
     const float v1217 = fma(v1212, v3, v1216);
     const half v1218 = half(v1217);
-    out[v1214] = v1218;
+    out[v1214] = v1218;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1219 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1219 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1221 = v468 + v1219;
-  const uint v1222 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1222 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1224 = v471 + v1222;
-  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1226 = v1224 < v1;
   const bool v1227 = v1225 && v1226;
   if (v1227) {
     const float v1228 = v22.m[5][3].thread_elements()[1];
-    const uint v1229 = v1221 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1229 = v1221 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1230 = v1229 + v1224;
     const half v1231 = residual[v1230];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1232 = float(v1231);
     const float v1233 = fma(v1228, v3, v1232);
     const half v1234 = half(v1233);
-    out[v1230] = v1234;
+    out[v1230] = v1234;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1235 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1235 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1237 = v468 + v1235;
-  const uint v1238 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1238 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1240 = v471 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
     const float v1244 = v22.m[6][0].thread_elements()[0];
-    const uint v1245 = v1237 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1245 = v1237 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1246 = v1245 + v1240;
     const half v1247 = residual[v1246];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1248 = float(v1247);
     const float v1249 = fma(v1244, v3, v1248);
     const half v1250 = half(v1249);
-    out[v1246] = v1250;
+    out[v1246] = v1250;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1251 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1251 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1253 = v468 + v1251;
-  const uint v1254 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1254 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1256 = v471 + v1254;
-  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
     const float v1260 = v22.m[6][0].thread_elements()[1];
-    const uint v1261 = v1253 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1261 = v1253 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1262 = v1261 + v1256;
     const half v1263 = residual[v1262];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1264 = float(v1263);
     const float v1265 = fma(v1260, v3, v1264);
     const half v1266 = half(v1265);
-    out[v1262] = v1266;
+    out[v1262] = v1266;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1267 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1267 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1269 = v468 + v1267;
-  const uint v1270 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1270 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1272 = v471 + v1270;
-  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1273 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1274 = v1272 < v1;
   const bool v1275 = v1273 && v1274;
   if (v1275) {
     const float v1276 = v22.m[6][1].thread_elements()[0];
-    const uint v1277 = v1269 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1277 = v1269 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1278 = v1277 + v1272;
     const half v1279 = residual[v1278];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1280 = float(v1279);
     const float v1281 = fma(v1276, v3, v1280);
     const half v1282 = half(v1281);
-    out[v1278] = v1282;
+    out[v1278] = v1282;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1283 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1283 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1285 = v468 + v1283;
-  const uint v1286 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1286 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1288 = v471 + v1286;
-  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1289 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1290 = v1288 < v1;
   const bool v1291 = v1289 && v1290;
   if (v1291) {
     const float v1292 = v22.m[6][1].thread_elements()[1];
-    const uint v1293 = v1285 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1293 = v1285 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1294 = v1293 + v1288;
     const half v1295 = residual[v1294];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1296 = float(v1295);
     const float v1297 = fma(v1292, v3, v1296);
     const half v1298 = half(v1297);
-    out[v1294] = v1298;
+    out[v1294] = v1298;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1299 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1299 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1301 = v468 + v1299;
-  const uint v1302 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1302 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1304 = v471 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
     const float v1308 = v22.m[6][2].thread_elements()[0];
-    const uint v1309 = v1301 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1309 = v1301 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1310 = v1309 + v1304;
     const half v1311 = residual[v1310];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1312 = float(v1311);
     const float v1313 = fma(v1308, v3, v1312);
     const half v1314 = half(v1313);
-    out[v1310] = v1314;
+    out[v1310] = v1314;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1315 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1315 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1317 = v468 + v1315;
-  const uint v1318 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1318 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1320 = v471 + v1318;
-  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1322 = v1320 < v1;
   const bool v1323 = v1321 && v1322;
   if (v1323) {
     const float v1324 = v22.m[6][2].thread_elements()[1];
-    const uint v1325 = v1317 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1325 = v1317 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1326 = v1325 + v1320;
     const half v1327 = residual[v1326];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1328 = float(v1327);
     const float v1329 = fma(v1324, v3, v1328);
     const half v1330 = half(v1329);
-    out[v1326] = v1330;
+    out[v1326] = v1330;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1331 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1331 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1333 = v468 + v1331;
-  const uint v1334 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1334 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1336 = v471 + v1334;
-  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1337 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1338 = v1336 < v1;
   const bool v1339 = v1337 && v1338;
   if (v1339) {
     const float v1340 = v22.m[6][3].thread_elements()[0];
-    const uint v1341 = v1333 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1341 = v1333 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1342 = v1341 + v1336;
     const half v1343 = residual[v1342];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1344 = float(v1343);
     const float v1345 = fma(v1340, v3, v1344);
     const half v1346 = half(v1345);
-    out[v1342] = v1346;
+    out[v1342] = v1346;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1347 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1347 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1349 = v468 + v1347;
-  const uint v1350 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1350 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1352 = v471 + v1350;
-  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1354 = v1352 < v1;
   const bool v1355 = v1353 && v1354;
   if (v1355) {
     const float v1356 = v22.m[6][3].thread_elements()[1];
-    const uint v1357 = v1349 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1357 = v1349 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1358 = v1357 + v1352;
     const half v1359 = residual[v1358];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1360 = float(v1359);
     const float v1361 = fma(v1356, v3, v1360);
     const half v1362 = half(v1361);
-    out[v1358] = v1362;
+    out[v1358] = v1362;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1363 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1363 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1365 = v468 + v1363;
-  const uint v1366 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1366 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1368 = v471 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1370 = v1368 < v1;
   const bool v1371 = v1369 && v1370;
   if (v1371) {
     const float v1372 = v22.m[7][0].thread_elements()[0];
-    const uint v1373 = v1365 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1373 = v1365 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1374 = v1373 + v1368;
     const half v1375 = residual[v1374];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1376 = float(v1375);
     const float v1377 = fma(v1372, v3, v1376);
     const half v1378 = half(v1377);
-    out[v1374] = v1378;
+    out[v1374] = v1378;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1379 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1379 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1381 = v468 + v1379;
-  const uint v1382 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1382 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1384 = v471 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
     const float v1388 = v22.m[7][0].thread_elements()[1];
-    const uint v1389 = v1381 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1389 = v1381 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1390 = v1389 + v1384;
     const half v1391 = residual[v1390];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1392 = float(v1391);
     const float v1393 = fma(v1388, v3, v1392);
     const half v1394 = half(v1393);
-    out[v1390] = v1394;
+    out[v1390] = v1394;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1395 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1395 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1397 = v468 + v1395;
-  const uint v1398 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1398 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1400 = v471 + v1398;
-  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
     const float v1404 = v22.m[7][1].thread_elements()[0];
-    const uint v1405 = v1397 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1405 = v1397 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1406 = v1405 + v1400;
     const half v1407 = residual[v1406];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1408 = float(v1407);
     const float v1409 = fma(v1404, v3, v1408);
     const half v1410 = half(v1409);
-    out[v1406] = v1410;
+    out[v1406] = v1410;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1411 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1411 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1413 = v468 + v1411;
-  const uint v1414 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1414 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1416 = v471 + v1414;
-  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1417 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1418 = v1416 < v1;
   const bool v1419 = v1417 && v1418;
   if (v1419) {
     const float v1420 = v22.m[7][1].thread_elements()[1];
-    const uint v1421 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1421 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1422 = v1421 + v1416;
     const half v1423 = residual[v1422];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1424 = float(v1423);
     const float v1425 = fma(v1420, v3, v1424);
     const half v1426 = half(v1425);
-    out[v1422] = v1426;
+    out[v1422] = v1426;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1427 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1427 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1429 = v468 + v1427;
-  const uint v1430 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1430 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1432 = v471 + v1430;
-  const bool v1433 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1433 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1434 = v1432 < v1;
   const bool v1435 = v1433 && v1434;
   if (v1435) {
     const float v1436 = v22.m[7][2].thread_elements()[0];
-    const uint v1437 = v1429 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1437 = v1429 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1438 = v1437 + v1432;
     const half v1439 = residual[v1438];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1440 = float(v1439);
     const float v1441 = fma(v1436, v3, v1440);
     const half v1442 = half(v1441);
-    out[v1438] = v1442;
+    out[v1438] = v1442;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1443 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1443 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1445 = v468 + v1443;
-  const uint v1446 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1446 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1448 = v471 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
     const float v1452 = v22.m[7][2].thread_elements()[1];
-    const uint v1453 = v1445 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1453 = v1445 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1454 = v1453 + v1448;
     const half v1455 = residual[v1454];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1456 = float(v1455);
     const float v1457 = fma(v1452, v3, v1456);
     const half v1458 = half(v1457);
-    out[v1454] = v1458;
+    out[v1454] = v1458;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1459 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1459 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1461 = v468 + v1459;
-  const uint v1462 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1462 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1464 = v471 + v1462;
-  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1466 = v1464 < v1;
   const bool v1467 = v1465 && v1466;
   if (v1467) {
     const float v1468 = v22.m[7][3].thread_elements()[0];
-    const uint v1469 = v1461 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1469 = v1461 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1470 = v1469 + v1464;
     const half v1471 = residual[v1470];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1472 = float(v1471);
     const float v1473 = fma(v1468, v3, v1472);
     const half v1474 = half(v1473);
-    out[v1470] = v1474;
+    out[v1470] = v1474;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1475 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1475 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1477 = v468 + v1475;
-  const uint v1478 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1478 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1480 = v471 + v1478;
-  const bool v1481 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1481 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1482 = v1480 < v1;
   const bool v1483 = v1481 && v1482;
   if (v1483) {
     const float v1484 = v22.m[7][3].thread_elements()[1];
-    const uint v1485 = v1477 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1485 = v1477 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1486 = v1485 + v1480;
     const half v1487 = residual[v1486];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1488 = float(v1487);
     const float v1489 = fma(v1484, v3, v1488);
     const half v1490 = half(v1489);
-    out[v1486] = v1490;
+    out[v1486] = v1490;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

@@ -85,25 +85,25 @@ kernel void iron_gemm_residual_nk_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:107
+  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:154
   const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:108
+  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v11 = v10 << 6u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:109
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:110
+  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:111
+  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:158
   const uint v20 = v19 << 5u;
-  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:115
+  iron_frag<float, 64, 32> v22;  // kernels/gemm/gemm_tiles.hpp:161
   iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:116
+  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:162
   iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:117
+  iron_frag<float, 16, 32> v26;  // kernels/gemm/gemm_tiles.hpp:163
   iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:176
   const bool v30 = v29 == 0u;
-  const bool v35 = v30 && v30;
-  if (v35) {
+  const bool v45 = v30 && v30;
+  if (v45) {
     const uint v51 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:53
     const uint v54 = v51 >> 2u;  // kernels/gemm/gemm_tiles.hpp:54
     const uint v57 = v51 & 3u;  // kernels/gemm/gemm_tiles.hpp:55
@@ -186,18 +186,18 @@ kernel void iron_gemm_residual_nk_f32(
     for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:58
       shm1[v97 + e] = v185 ? b[v191 + e] : float(0);
     }
-    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:143
-    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:184
+    const uint v365 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v371 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:144
-      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:145
+    for (uint v198 = 0u; v198 < v2; v198 += 16u) {  // kernels/gemm/gemm_tiles.hpp:185
+      const uint v201 = v198 >> 4u;  // kernels/gemm/gemm_tiles.hpp:186
       const uint v202 = v201 & 1u;
-      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:146
+      const uint v204 = v198 + 16u;  // kernels/gemm/gemm_tiles.hpp:187
       const bool v205 = v204 < v2;
       if (v205) {
         const uint v207 = 1u - v202;
-        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:135
+        const uint v211 = v207 * 2560u;  // kernels/gemm/gemm_tiles.hpp:180
         const uint v223 = v204 + v58;  // kernels/gemm/gemm_tiles.hpp:56
         const bool v224 = v223 < v2;
         const bool v225 = v60 && v224;
@@ -242,7 +242,7 @@ kernel void iron_gemm_residual_nk_f32(
         for (uint e = 0; e < 4u; ++e) {
           shm0[v307 + e] = v297 ? a[v303 + e] : float(0);
         }
-        const uint v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:139
+        const uint v309 = v207 * 1280u;  // kernels/gemm/gemm_tiles.hpp:181
         const bool v323 = v158 && v224;  // kernels/gemm/gemm_tiles.hpp:56
         const uint v327 = v163 + v204;  // kernels/gemm/gemm_tiles.hpp:57
         const uint v328 = v327 + v58;
@@ -262,25 +262,25 @@ kernel void iron_gemm_residual_nk_f32(
           shm1[v357 + e] = v347 ? b[v353 + e] : float(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:147
-      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:148
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:149
-      const uint v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:150
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:188
+      // async.wait 1: the copies above are done  // kernels/gemm/gemm_tiles.hpp:189
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:190
+      const uint v359 = v202 * 1280u;  // kernels/gemm/gemm_tiles.hpp:191
       const uint v361 = v202 * 2560u;
-      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:121
+      const uint v366 = v361 + v365;  // kernels/gemm/gemm_tiles.hpp:167
       iron_frag_load<false>(v24, shm0, long(v366), long(20u));
-      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:125
+      const uint v372 = v359 + v371;  // kernels/gemm/gemm_tiles.hpp:171
       iron_frag_load<true>(v26, shm1, long(v372), long(20u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:151
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:192
     }
   } else {
     const uint v377 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:69
     const uint v378 = iron_tid.x;
-    const uint v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:121
-    const uint v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:125
+    const uint v434 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:167
+    const uint v440 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:171
 
-    for (uint v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:155
+    for (uint v376 = 0u; v376 < v2; v376 += 16u) {  // kernels/gemm/gemm_tiles.hpp:196
       for (uint v380 = v378; v380 < 2048u; v380 += v377) {  // kernels/gemm/gemm_tiles.hpp:69
         const uint v382 = v380 >> 4u;  // kernels/gemm/gemm_tiles.hpp:70
         const uint v384 = v380 & 15u;  // kernels/gemm/gemm_tiles.hpp:71
@@ -326,973 +326,973 @@ kernel void iron_gemm_residual_nk_f32(
           shm1[v427] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:162
-      iron_frag_load<false>(v24, shm0, long(v434), long(20u));  // kernels/gemm/gemm_tiles.hpp:121
-      iron_frag_load<true>(v26, shm1, long(v440), long(20u));  // kernels/gemm/gemm_tiles.hpp:125
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:164
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v24, shm0, long(v434), long(20u));  // kernels/gemm/gemm_tiles.hpp:167
+      iron_frag_load<true>(v26, shm1, long(v440), long(20u));  // kernels/gemm/gemm_tiles.hpp:171
+      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:173
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:201
     }
   }
-  const uint v443 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v443 = iron_frag_coord<32>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v444 = v8 + v16;
   const uint v445 = v444 + v443;
-  const uint v446 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v446 = iron_frag_coord<32>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v447 = v11 + v20;
   const uint v448 = v447 + v446;
-  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v450 = v448 < v1;
   const bool v451 = v449 && v450;
   if (v451) {
     const float v452 = v22.m[0][0].thread_elements()[0];
-    const uint v453 = v445 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v453 = v445 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v454 = v453 + v448;
     const float v455 = residual[v454];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v457 = fma(v452, v3, v455);
-    out[v454] = v457;
+    out[v454] = v457;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v459 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v459 = iron_frag_coord<32>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v461 = v444 + v459;
-  const uint v462 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v462 = iron_frag_coord<32>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v464 = v447 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v466 = v464 < v1;
   const bool v467 = v465 && v466;
   if (v467) {
     const float v468 = v22.m[0][0].thread_elements()[1];
-    const uint v469 = v461 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v469 = v461 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v470 = v469 + v464;
     const float v471 = residual[v470];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v473 = fma(v468, v3, v471);
-    out[v470] = v473;
+    out[v470] = v473;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v475 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v475 = iron_frag_coord<32>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v477 = v444 + v475;
-  const uint v478 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v478 = iron_frag_coord<32>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v480 = v447 + v478;
-  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v481 = v477 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v482 = v480 < v1;
   const bool v483 = v481 && v482;
   if (v483) {
     const float v484 = v22.m[0][1].thread_elements()[0];
-    const uint v485 = v477 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v485 = v477 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v486 = v485 + v480;
     const float v487 = residual[v486];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v489 = fma(v484, v3, v487);
-    out[v486] = v489;
+    out[v486] = v489;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v491 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v491 = iron_frag_coord<32>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v493 = v444 + v491;
-  const uint v494 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v494 = iron_frag_coord<32>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v496 = v447 + v494;
-  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v497 = v493 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v498 = v496 < v1;
   const bool v499 = v497 && v498;
   if (v499) {
     const float v500 = v22.m[0][1].thread_elements()[1];
-    const uint v501 = v493 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v501 = v493 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v502 = v501 + v496;
     const float v503 = residual[v502];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v505 = fma(v500, v3, v503);
-    out[v502] = v505;
+    out[v502] = v505;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v507 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v507 = iron_frag_coord<32>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v509 = v444 + v507;
-  const uint v510 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v510 = iron_frag_coord<32>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v512 = v447 + v510;
-  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v513 = v509 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v514 = v512 < v1;
   const bool v515 = v513 && v514;
   if (v515) {
     const float v516 = v22.m[0][2].thread_elements()[0];
-    const uint v517 = v509 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v517 = v509 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v518 = v517 + v512;
     const float v519 = residual[v518];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v521 = fma(v516, v3, v519);
-    out[v518] = v521;
+    out[v518] = v521;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v523 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v523 = iron_frag_coord<32>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v525 = v444 + v523;
-  const uint v526 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v526 = iron_frag_coord<32>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v528 = v447 + v526;
-  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v529 = v525 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v530 = v528 < v1;
   const bool v531 = v529 && v530;
   if (v531) {
     const float v532 = v22.m[0][2].thread_elements()[1];
-    const uint v533 = v525 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v533 = v525 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v534 = v533 + v528;
     const float v535 = residual[v534];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v537 = fma(v532, v3, v535);
-    out[v534] = v537;
+    out[v534] = v537;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v539 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v539 = iron_frag_coord<32>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v541 = v444 + v539;
-  const uint v542 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v542 = iron_frag_coord<32>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v544 = v447 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v546 = v544 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
     const float v548 = v22.m[0][3].thread_elements()[0];
-    const uint v549 = v541 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v549 = v541 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v550 = v549 + v544;
     const float v551 = residual[v550];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v553 = fma(v548, v3, v551);
-    out[v550] = v553;
+    out[v550] = v553;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v555 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v555 = iron_frag_coord<32>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v557 = v444 + v555;
-  const uint v558 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v558 = iron_frag_coord<32>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v560 = v447 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
     const float v564 = v22.m[0][3].thread_elements()[1];
-    const uint v565 = v557 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v565 = v557 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v566 = v565 + v560;
     const float v567 = residual[v566];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v569 = fma(v564, v3, v567);
-    out[v566] = v569;
+    out[v566] = v569;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v571 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v571 = iron_frag_coord<32>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v573 = v444 + v571;
-  const uint v574 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v574 = iron_frag_coord<32>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v576 = v447 + v574;
-  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v578 = v576 < v1;
   const bool v579 = v577 && v578;
   if (v579) {
     const float v580 = v22.m[1][0].thread_elements()[0];
-    const uint v581 = v573 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v581 = v573 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v582 = v581 + v576;
     const float v583 = residual[v582];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v585 = fma(v580, v3, v583);
-    out[v582] = v585;
+    out[v582] = v585;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v587 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v587 = iron_frag_coord<32>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v589 = v444 + v587;
-  const uint v590 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v590 = iron_frag_coord<32>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v592 = v447 + v590;
-  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v594 = v592 < v1;
   const bool v595 = v593 && v594;
   if (v595) {
     const float v596 = v22.m[1][0].thread_elements()[1];
-    const uint v597 = v589 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v597 = v589 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v598 = v597 + v592;
     const float v599 = residual[v598];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v601 = fma(v596, v3, v599);
-    out[v598] = v601;
+    out[v598] = v601;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v603 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v603 = iron_frag_coord<32>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v605 = v444 + v603;
-  const uint v606 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v606 = iron_frag_coord<32>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v608 = v447 + v606;
-  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v609 = v605 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v610 = v608 < v1;
   const bool v611 = v609 && v610;
   if (v611) {
     const float v612 = v22.m[1][1].thread_elements()[0];
-    const uint v613 = v605 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v613 = v605 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v614 = v613 + v608;
     const float v615 = residual[v614];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v617 = fma(v612, v3, v615);
-    out[v614] = v617;
+    out[v614] = v617;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v619 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v619 = iron_frag_coord<32>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v621 = v444 + v619;
-  const uint v622 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v622 = iron_frag_coord<32>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v624 = v447 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
     const float v628 = v22.m[1][1].thread_elements()[1];
-    const uint v629 = v621 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v629 = v621 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v630 = v629 + v624;
     const float v631 = residual[v630];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v633 = fma(v628, v3, v631);
-    out[v630] = v633;
+    out[v630] = v633;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v635 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v635 = iron_frag_coord<32>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v637 = v444 + v635;
-  const uint v638 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v638 = iron_frag_coord<32>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v640 = v447 + v638;
-  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v641 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
     const float v644 = v22.m[1][2].thread_elements()[0];
-    const uint v645 = v637 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v645 = v637 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v646 = v645 + v640;
     const float v647 = residual[v646];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v649 = fma(v644, v3, v647);
-    out[v646] = v649;
+    out[v646] = v649;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v651 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v651 = iron_frag_coord<32>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v653 = v444 + v651;
-  const uint v654 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v654 = iron_frag_coord<32>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v656 = v447 + v654;
-  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v657 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v658 = v656 < v1;
   const bool v659 = v657 && v658;
   if (v659) {
     const float v660 = v22.m[1][2].thread_elements()[1];
-    const uint v661 = v653 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v661 = v653 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v662 = v661 + v656;
     const float v663 = residual[v662];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v665 = fma(v660, v3, v663);
-    out[v662] = v665;
+    out[v662] = v665;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v667 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v667 = iron_frag_coord<32>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v669 = v444 + v667;
-  const uint v670 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v670 = iron_frag_coord<32>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v672 = v447 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
     const float v676 = v22.m[1][3].thread_elements()[0];
-    const uint v677 = v669 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v677 = v669 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v678 = v677 + v672;
     const float v679 = residual[v678];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v681 = fma(v676, v3, v679);
-    out[v678] = v681;
+    out[v678] = v681;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v683 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v683 = iron_frag_coord<32>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v685 = v444 + v683;
-  const uint v686 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v686 = iron_frag_coord<32>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v688 = v447 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
     const float v692 = v22.m[1][3].thread_elements()[1];
-    const uint v693 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v693 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v694 = v693 + v688;
     const float v695 = residual[v694];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v697 = fma(v692, v3, v695);
-    out[v694] = v697;
+    out[v694] = v697;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v699 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v699 = iron_frag_coord<32>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v701 = v444 + v699;
-  const uint v702 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v702 = iron_frag_coord<32>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v704 = v447 + v702;
-  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v705 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
     const float v708 = v22.m[2][0].thread_elements()[0];
-    const uint v709 = v701 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v709 = v701 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v710 = v709 + v704;
     const float v711 = residual[v710];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v713 = fma(v708, v3, v711);
-    out[v710] = v713;
+    out[v710] = v713;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v715 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v715 = iron_frag_coord<32>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v717 = v444 + v715;
-  const uint v718 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v718 = iron_frag_coord<32>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v720 = v447 + v718;
-  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
     const float v724 = v22.m[2][0].thread_elements()[1];
-    const uint v725 = v717 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v725 = v717 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v726 = v725 + v720;
     const float v727 = residual[v726];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v729 = fma(v724, v3, v727);
-    out[v726] = v729;
+    out[v726] = v729;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v731 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v731 = iron_frag_coord<32>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v733 = v444 + v731;
-  const uint v734 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v734 = iron_frag_coord<32>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v736 = v447 + v734;
-  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v737 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v738 = v736 < v1;
   const bool v739 = v737 && v738;
   if (v739) {
     const float v740 = v22.m[2][1].thread_elements()[0];
-    const uint v741 = v733 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v741 = v733 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v742 = v741 + v736;
     const float v743 = residual[v742];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v745 = fma(v740, v3, v743);
-    out[v742] = v745;
+    out[v742] = v745;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v747 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v747 = iron_frag_coord<32>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v749 = v444 + v747;
-  const uint v750 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v750 = iron_frag_coord<32>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v752 = v447 + v750;
-  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v753 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
     const float v756 = v22.m[2][1].thread_elements()[1];
-    const uint v757 = v749 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v757 = v749 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v758 = v757 + v752;
     const float v759 = residual[v758];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v761 = fma(v756, v3, v759);
-    out[v758] = v761;
+    out[v758] = v761;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v763 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v763 = iron_frag_coord<32>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v765 = v444 + v763;
-  const uint v766 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v766 = iron_frag_coord<32>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v768 = v447 + v766;
-  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v769 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v770 = v768 < v1;
   const bool v771 = v769 && v770;
   if (v771) {
     const float v772 = v22.m[2][2].thread_elements()[0];
-    const uint v773 = v765 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v773 = v765 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v774 = v773 + v768;
     const float v775 = residual[v774];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v777 = fma(v772, v3, v775);
-    out[v774] = v777;
+    out[v774] = v777;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v779 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v779 = iron_frag_coord<32>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v781 = v444 + v779;
-  const uint v782 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v782 = iron_frag_coord<32>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v784 = v447 + v782;
-  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v785 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
     const float v788 = v22.m[2][2].thread_elements()[1];
-    const uint v789 = v781 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v789 = v781 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v790 = v789 + v784;
     const float v791 = residual[v790];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v793 = fma(v788, v3, v791);
-    out[v790] = v793;
+    out[v790] = v793;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v795 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v795 = iron_frag_coord<32>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v797 = v444 + v795;
-  const uint v798 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v798 = iron_frag_coord<32>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v800 = v447 + v798;
-  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
     const float v804 = v22.m[2][3].thread_elements()[0];
-    const uint v805 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v805 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v806 = v805 + v800;
     const float v807 = residual[v806];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v809 = fma(v804, v3, v807);
-    out[v806] = v809;
+    out[v806] = v809;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v811 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v811 = iron_frag_coord<32>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v813 = v444 + v811;
-  const uint v814 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v814 = iron_frag_coord<32>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v816 = v447 + v814;
-  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v818 = v816 < v1;
   const bool v819 = v817 && v818;
   if (v819) {
     const float v820 = v22.m[2][3].thread_elements()[1];
-    const uint v821 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v821 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v822 = v821 + v816;
     const float v823 = residual[v822];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v825 = fma(v820, v3, v823);
-    out[v822] = v825;
+    out[v822] = v825;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v827 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v827 = iron_frag_coord<32>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v829 = v444 + v827;
-  const uint v830 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v830 = iron_frag_coord<32>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v832 = v447 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
     const float v836 = v22.m[3][0].thread_elements()[0];
-    const uint v837 = v829 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v837 = v829 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v838 = v837 + v832;
     const float v839 = residual[v838];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v841 = fma(v836, v3, v839);
-    out[v838] = v841;
+    out[v838] = v841;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v843 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v843 = iron_frag_coord<32>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v845 = v444 + v843;
-  const uint v846 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v846 = iron_frag_coord<32>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v848 = v447 + v846;
-  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v850 = v848 < v1;
   const bool v851 = v849 && v850;
   if (v851) {
     const float v852 = v22.m[3][0].thread_elements()[1];
-    const uint v853 = v845 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v853 = v845 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v854 = v853 + v848;
     const float v855 = residual[v854];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v857 = fma(v852, v3, v855);
-    out[v854] = v857;
+    out[v854] = v857;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v859 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v859 = iron_frag_coord<32>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v861 = v444 + v859;
-  const uint v862 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v862 = iron_frag_coord<32>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v864 = v447 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
     const float v868 = v22.m[3][1].thread_elements()[0];
-    const uint v869 = v861 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v869 = v861 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v870 = v869 + v864;
     const float v871 = residual[v870];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v873 = fma(v868, v3, v871);
-    out[v870] = v873;
+    out[v870] = v873;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v875 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v875 = iron_frag_coord<32>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v877 = v444 + v875;
-  const uint v878 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v878 = iron_frag_coord<32>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v880 = v447 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
     const float v884 = v22.m[3][1].thread_elements()[1];
-    const uint v885 = v877 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v885 = v877 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v886 = v885 + v880;
     const float v887 = residual[v886];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v889 = fma(v884, v3, v887);
-    out[v886] = v889;
+    out[v886] = v889;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v891 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v891 = iron_frag_coord<32>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v893 = v444 + v891;
-  const uint v894 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v894 = iron_frag_coord<32>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v896 = v447 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
     const float v900 = v22.m[3][2].thread_elements()[0];
-    const uint v901 = v893 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v901 = v893 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v902 = v901 + v896;
     const float v903 = residual[v902];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v905 = fma(v900, v3, v903);
-    out[v902] = v905;
+    out[v902] = v905;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v907 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v907 = iron_frag_coord<32>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v909 = v444 + v907;
-  const uint v910 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v910 = iron_frag_coord<32>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v912 = v447 + v910;
-  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v913 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v914 = v912 < v1;
   const bool v915 = v913 && v914;
   if (v915) {
     const float v916 = v22.m[3][2].thread_elements()[1];
-    const uint v917 = v909 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v917 = v909 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v918 = v917 + v912;
     const float v919 = residual[v918];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v921 = fma(v916, v3, v919);
-    out[v918] = v921;
+    out[v918] = v921;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v923 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v923 = iron_frag_coord<32>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v925 = v444 + v923;
-  const uint v926 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v926 = iron_frag_coord<32>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v928 = v447 + v926;
-  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
     const float v932 = v22.m[3][3].thread_elements()[0];
-    const uint v933 = v925 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v933 = v925 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v934 = v933 + v928;
     const float v935 = residual[v934];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v937 = fma(v932, v3, v935);
-    out[v934] = v937;
+    out[v934] = v937;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v939 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v939 = iron_frag_coord<32>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v941 = v444 + v939;
-  const uint v942 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v942 = iron_frag_coord<32>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v944 = v447 + v942;
-  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
     const float v948 = v22.m[3][3].thread_elements()[1];
-    const uint v949 = v941 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v949 = v941 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v950 = v949 + v944;
     const float v951 = residual[v950];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v953 = fma(v948, v3, v951);
-    out[v950] = v953;
+    out[v950] = v953;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v955 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v955 = iron_frag_coord<32>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v957 = v444 + v955;
-  const uint v958 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v958 = iron_frag_coord<32>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v960 = v447 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
     const float v964 = v22.m[4][0].thread_elements()[0];
-    const uint v965 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v965 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v966 = v965 + v960;
     const float v967 = residual[v966];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v969 = fma(v964, v3, v967);
-    out[v966] = v969;
+    out[v966] = v969;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v971 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v971 = iron_frag_coord<32>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v973 = v444 + v971;
-  const uint v974 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v974 = iron_frag_coord<32>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v976 = v447 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
     const float v980 = v22.m[4][0].thread_elements()[1];
-    const uint v981 = v973 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v981 = v973 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v982 = v981 + v976;
     const float v983 = residual[v982];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v985 = fma(v980, v3, v983);
-    out[v982] = v985;
+    out[v982] = v985;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v987 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v987 = iron_frag_coord<32>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v989 = v444 + v987;
-  const uint v990 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v990 = iron_frag_coord<32>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v992 = v447 + v990;
-  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
     const float v996 = v22.m[4][1].thread_elements()[0];
-    const uint v997 = v989 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v997 = v989 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v998 = v997 + v992;
     const float v999 = residual[v998];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1001 = fma(v996, v3, v999);
-    out[v998] = v1001;
+    out[v998] = v1001;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1003 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1003 = iron_frag_coord<32>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1005 = v444 + v1003;
-  const uint v1006 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1006 = iron_frag_coord<32>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1008 = v447 + v1006;
-  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1010 = v1008 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
     const float v1012 = v22.m[4][1].thread_elements()[1];
-    const uint v1013 = v1005 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1013 = v1005 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1014 = v1013 + v1008;
     const float v1015 = residual[v1014];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1017 = fma(v1012, v3, v1015);
-    out[v1014] = v1017;
+    out[v1014] = v1017;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1019 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1019 = iron_frag_coord<32>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1021 = v444 + v1019;
-  const uint v1022 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1022 = iron_frag_coord<32>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1024 = v447 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
     const float v1028 = v22.m[4][2].thread_elements()[0];
-    const uint v1029 = v1021 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1029 = v1021 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1030 = v1029 + v1024;
     const float v1031 = residual[v1030];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1033 = fma(v1028, v3, v1031);
-    out[v1030] = v1033;
+    out[v1030] = v1033;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1035 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1035 = iron_frag_coord<32>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1037 = v444 + v1035;
-  const uint v1038 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1038 = iron_frag_coord<32>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1040 = v447 + v1038;
-  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
     const float v1044 = v22.m[4][2].thread_elements()[1];
-    const uint v1045 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1045 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1046 = v1045 + v1040;
     const float v1047 = residual[v1046];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1049 = fma(v1044, v3, v1047);
-    out[v1046] = v1049;
+    out[v1046] = v1049;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1051 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1051 = iron_frag_coord<32>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1053 = v444 + v1051;
-  const uint v1054 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1054 = iron_frag_coord<32>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1056 = v447 + v1054;
-  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1058 = v1056 < v1;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
     const float v1060 = v22.m[4][3].thread_elements()[0];
-    const uint v1061 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1061 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1062 = v1061 + v1056;
     const float v1063 = residual[v1062];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1065 = fma(v1060, v3, v1063);
-    out[v1062] = v1065;
+    out[v1062] = v1065;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1067 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1067 = iron_frag_coord<32>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1069 = v444 + v1067;
-  const uint v1070 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1070 = iron_frag_coord<32>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1072 = v447 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
     const float v1076 = v22.m[4][3].thread_elements()[1];
-    const uint v1077 = v1069 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1077 = v1069 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1078 = v1077 + v1072;
     const float v1079 = residual[v1078];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1081 = fma(v1076, v3, v1079);
-    out[v1078] = v1081;
+    out[v1078] = v1081;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1083 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1083 = iron_frag_coord<32>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1085 = v444 + v1083;
-  const uint v1086 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1086 = iron_frag_coord<32>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1088 = v447 + v1086;
-  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1089 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
     const float v1092 = v22.m[5][0].thread_elements()[0];
-    const uint v1093 = v1085 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1093 = v1085 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1094 = v1093 + v1088;
     const float v1095 = residual[v1094];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1097 = fma(v1092, v3, v1095);
-    out[v1094] = v1097;
+    out[v1094] = v1097;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1099 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1099 = iron_frag_coord<32>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1101 = v444 + v1099;
-  const uint v1102 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1102 = iron_frag_coord<32>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1104 = v447 + v1102;
-  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
     const float v1108 = v22.m[5][0].thread_elements()[1];
-    const uint v1109 = v1101 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1109 = v1101 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1110 = v1109 + v1104;
     const float v1111 = residual[v1110];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1113 = fma(v1108, v3, v1111);
-    out[v1110] = v1113;
+    out[v1110] = v1113;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1115 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1115 = iron_frag_coord<32>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1117 = v444 + v1115;
-  const uint v1118 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1118 = iron_frag_coord<32>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1120 = v447 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
     const float v1124 = v22.m[5][1].thread_elements()[0];
-    const uint v1125 = v1117 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1125 = v1117 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1126 = v1125 + v1120;
     const float v1127 = residual[v1126];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1129 = fma(v1124, v3, v1127);
-    out[v1126] = v1129;
+    out[v1126] = v1129;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1131 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1131 = iron_frag_coord<32>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1133 = v444 + v1131;
-  const uint v1134 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1134 = iron_frag_coord<32>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1136 = v447 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
     const float v1140 = v22.m[5][1].thread_elements()[1];
-    const uint v1141 = v1133 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1141 = v1133 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1142 = v1141 + v1136;
     const float v1143 = residual[v1142];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1145 = fma(v1140, v3, v1143);
-    out[v1142] = v1145;
+    out[v1142] = v1145;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1147 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1147 = iron_frag_coord<32>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1149 = v444 + v1147;
-  const uint v1150 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1150 = iron_frag_coord<32>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1152 = v447 + v1150;
-  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1153 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1154 = v1152 < v1;
   const bool v1155 = v1153 && v1154;
   if (v1155) {
     const float v1156 = v22.m[5][2].thread_elements()[0];
-    const uint v1157 = v1149 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1157 = v1149 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1158 = v1157 + v1152;
     const float v1159 = residual[v1158];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1161 = fma(v1156, v3, v1159);
-    out[v1158] = v1161;
+    out[v1158] = v1161;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1163 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1163 = iron_frag_coord<32>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1165 = v444 + v1163;
-  const uint v1166 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1166 = iron_frag_coord<32>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1168 = v447 + v1166;
-  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
     const float v1172 = v22.m[5][2].thread_elements()[1];
-    const uint v1173 = v1165 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1173 = v1165 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1174 = v1173 + v1168;
     const float v1175 = residual[v1174];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1177 = fma(v1172, v3, v1175);
-    out[v1174] = v1177;
+    out[v1174] = v1177;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1179 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1179 = iron_frag_coord<32>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1181 = v444 + v1179;
-  const uint v1182 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1182 = iron_frag_coord<32>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1184 = v447 + v1182;
-  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1186 = v1184 < v1;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
     const float v1188 = v22.m[5][3].thread_elements()[0];
-    const uint v1189 = v1181 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1189 = v1181 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1190 = v1189 + v1184;
     const float v1191 = residual[v1190];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1193 = fma(v1188, v3, v1191);
-    out[v1190] = v1193;
+    out[v1190] = v1193;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1195 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1195 = iron_frag_coord<32>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1197 = v444 + v1195;
-  const uint v1198 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1198 = iron_frag_coord<32>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1200 = v447 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
     const float v1204 = v22.m[5][3].thread_elements()[1];
-    const uint v1205 = v1197 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1205 = v1197 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1206 = v1205 + v1200;
     const float v1207 = residual[v1206];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1209 = fma(v1204, v3, v1207);
-    out[v1206] = v1209;
+    out[v1206] = v1209;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1211 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1211 = iron_frag_coord<32>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1213 = v444 + v1211;
-  const uint v1214 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1214 = iron_frag_coord<32>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1216 = v447 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
     const float v1220 = v22.m[6][0].thread_elements()[0];
-    const uint v1221 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1221 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1222 = v1221 + v1216;
     const float v1223 = residual[v1222];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1225 = fma(v1220, v3, v1223);
-    out[v1222] = v1225;
+    out[v1222] = v1225;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1227 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1227 = iron_frag_coord<32>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1229 = v444 + v1227;
-  const uint v1230 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1230 = iron_frag_coord<32>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1232 = v447 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
     const float v1236 = v22.m[6][0].thread_elements()[1];
-    const uint v1237 = v1229 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1237 = v1229 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1238 = v1237 + v1232;
     const float v1239 = residual[v1238];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1241 = fma(v1236, v3, v1239);
-    out[v1238] = v1241;
+    out[v1238] = v1241;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1243 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1243 = iron_frag_coord<32>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1245 = v444 + v1243;
-  const uint v1246 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1246 = iron_frag_coord<32>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1248 = v447 + v1246;
-  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1249 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
     const float v1252 = v22.m[6][1].thread_elements()[0];
-    const uint v1253 = v1245 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1253 = v1245 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1254 = v1253 + v1248;
     const float v1255 = residual[v1254];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1257 = fma(v1252, v3, v1255);
-    out[v1254] = v1257;
+    out[v1254] = v1257;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1259 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1259 = iron_frag_coord<32>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1261 = v444 + v1259;
-  const uint v1262 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1262 = iron_frag_coord<32>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1264 = v447 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
     const float v1268 = v22.m[6][1].thread_elements()[1];
-    const uint v1269 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1269 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1270 = v1269 + v1264;
     const float v1271 = residual[v1270];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1273 = fma(v1268, v3, v1271);
-    out[v1270] = v1273;
+    out[v1270] = v1273;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1275 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1275 = iron_frag_coord<32>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1277 = v444 + v1275;
-  const uint v1278 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1278 = iron_frag_coord<32>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1280 = v447 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
     const float v1284 = v22.m[6][2].thread_elements()[0];
-    const uint v1285 = v1277 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1285 = v1277 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1286 = v1285 + v1280;
     const float v1287 = residual[v1286];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1289 = fma(v1284, v3, v1287);
-    out[v1286] = v1289;
+    out[v1286] = v1289;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1291 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1291 = iron_frag_coord<32>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1293 = v444 + v1291;
-  const uint v1294 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1294 = iron_frag_coord<32>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1296 = v447 + v1294;
-  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
     const float v1300 = v22.m[6][2].thread_elements()[1];
-    const uint v1301 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1301 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1302 = v1301 + v1296;
     const float v1303 = residual[v1302];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1305 = fma(v1300, v3, v1303);
-    out[v1302] = v1305;
+    out[v1302] = v1305;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1307 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1307 = iron_frag_coord<32>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1309 = v444 + v1307;
-  const uint v1310 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1310 = iron_frag_coord<32>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1312 = v447 + v1310;
-  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1313 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
     const float v1316 = v22.m[6][3].thread_elements()[0];
-    const uint v1317 = v1309 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1317 = v1309 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1318 = v1317 + v1312;
     const float v1319 = residual[v1318];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1321 = fma(v1316, v3, v1319);
-    out[v1318] = v1321;
+    out[v1318] = v1321;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1323 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1323 = iron_frag_coord<32>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1325 = v444 + v1323;
-  const uint v1326 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1326 = iron_frag_coord<32>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1328 = v447 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
     const float v1332 = v22.m[6][3].thread_elements()[1];
-    const uint v1333 = v1325 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1333 = v1325 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1334 = v1333 + v1328;
     const float v1335 = residual[v1334];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1337 = fma(v1332, v3, v1335);
-    out[v1334] = v1337;
+    out[v1334] = v1337;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1339 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1339 = iron_frag_coord<32>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1341 = v444 + v1339;
-  const uint v1342 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1342 = iron_frag_coord<32>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1344 = v447 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
     const float v1348 = v22.m[7][0].thread_elements()[0];
-    const uint v1349 = v1341 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1349 = v1341 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1350 = v1349 + v1344;
     const float v1351 = residual[v1350];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1353 = fma(v1348, v3, v1351);
-    out[v1350] = v1353;
+    out[v1350] = v1353;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1355 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1355 = iron_frag_coord<32>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1357 = v444 + v1355;
-  const uint v1358 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1358 = iron_frag_coord<32>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1360 = v447 + v1358;
-  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1361 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
     const float v1364 = v22.m[7][0].thread_elements()[1];
-    const uint v1365 = v1357 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1365 = v1357 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1366 = v1365 + v1360;
     const float v1367 = residual[v1366];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1369 = fma(v1364, v3, v1367);
-    out[v1366] = v1369;
+    out[v1366] = v1369;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1371 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1371 = iron_frag_coord<32>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1373 = v444 + v1371;
-  const uint v1374 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1374 = iron_frag_coord<32>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1376 = v447 + v1374;
-  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
     const float v1380 = v22.m[7][1].thread_elements()[0];
-    const uint v1381 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1381 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1382 = v1381 + v1376;
     const float v1383 = residual[v1382];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1385 = fma(v1380, v3, v1383);
-    out[v1382] = v1385;
+    out[v1382] = v1385;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1387 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1387 = iron_frag_coord<32>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1389 = v444 + v1387;
-  const uint v1390 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1390 = iron_frag_coord<32>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1392 = v447 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1394 = v1392 < v1;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
     const float v1396 = v22.m[7][1].thread_elements()[1];
-    const uint v1397 = v1389 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1397 = v1389 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1398 = v1397 + v1392;
     const float v1399 = residual[v1398];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1401 = fma(v1396, v3, v1399);
-    out[v1398] = v1401;
+    out[v1398] = v1401;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1403 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1403 = iron_frag_coord<32>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1405 = v444 + v1403;
-  const uint v1406 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1406 = iron_frag_coord<32>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1408 = v447 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
     const float v1412 = v22.m[7][2].thread_elements()[0];
-    const uint v1413 = v1405 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1413 = v1405 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1414 = v1413 + v1408;
     const float v1415 = residual[v1414];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1417 = fma(v1412, v3, v1415);
-    out[v1414] = v1417;
+    out[v1414] = v1417;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1419 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1419 = iron_frag_coord<32>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1421 = v444 + v1419;
-  const uint v1422 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1422 = iron_frag_coord<32>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1424 = v447 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
     const float v1428 = v22.m[7][2].thread_elements()[1];
-    const uint v1429 = v1421 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1429 = v1421 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1430 = v1429 + v1424;
     const float v1431 = residual[v1430];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1433 = fma(v1428, v3, v1431);
-    out[v1430] = v1433;
+    out[v1430] = v1433;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1435 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1435 = iron_frag_coord<32>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1437 = v444 + v1435;
-  const uint v1438 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1438 = iron_frag_coord<32>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1440 = v447 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
     const float v1444 = v22.m[7][3].thread_elements()[0];
-    const uint v1445 = v1437 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1445 = v1437 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1446 = v1445 + v1440;
     const float v1447 = residual[v1446];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1449 = fma(v1444, v3, v1447);
-    out[v1446] = v1449;
+    out[v1446] = v1449;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1451 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v1451 = iron_frag_coord<32>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:206
   const uint v1453 = v444 + v1451;
-  const uint v1454 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v1454 = iron_frag_coord<32>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:207
   const uint v1456 = v447 + v1454;
-  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:171
+  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
     const float v1460 = v22.m[7][3].thread_elements()[1];
-    const uint v1461 = v1453 * v1;  // kernels/gemm/gemm_epilogue.cpp:86
+    const uint v1461 = v1453 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1462 = v1461 + v1456;
     const float v1463 = residual[v1462];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1465 = fma(v1460, v3, v1463);
-    out[v1462] = v1465;
+    out[v1462] = v1465;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }
