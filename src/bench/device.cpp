@@ -47,6 +47,7 @@ struct PreparedLaunch {
   std::vector<HostTensor> placeholders;
   std::unique_ptr<cuda::KernelParams> params;
   std::optional<DeviceGemm> gemm;
+  unsigned int dynamic_shared = 0;  ///< bytes of dynamic shared memory each launch asks for
 };
 
 namespace {
@@ -221,7 +222,8 @@ int BenchDevice::prepare(const ir::Kernel& kernel, const std::vector<ResidentArg
   CUfunction fn = nullptr;
   impl_->check(impl_->api().module_get_function(&fn, module, compiled.symbol.c_str()),
                "cuModuleGetFunction", compiled.symbol);
-  impl_->add(compiled.symbol, fn, args, grid);
+  impl_->add(compiled.symbol, fn, args, grid).dynamic_shared =
+      cuda::opt_in_shared_memory(fn, compiled);
   impl_->check_threads(fn, grid, compiled.symbol);
   return static_cast<int>(impl_->launches.size()) - 1;
 }
@@ -257,8 +259,8 @@ void BenchDevice::launch(int handle) {
   }
   const Grid& g = p.grid;
   impl_->check(impl_->api().launch_kernel(p.function, g.groups.x, g.groups.y, g.groups.z,
-                                          g.group_size.x, g.group_size.y, g.group_size.z, 0,
-                                          nullptr, p.params->data(), nullptr),
+                                          g.group_size.x, g.group_size.y, g.group_size.z,
+                                          p.dynamic_shared, nullptr, p.params->data(), nullptr),
                "cuLaunchKernel", p.what);
 }
 

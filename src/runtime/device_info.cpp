@@ -65,8 +65,9 @@ CudaDeviceInfo describe(const cuda::Driver& driver, int ordinal) {
   info.bus_width_bits = query.attribute(DeviceAttribute::GlobalMemoryBusWidth);
   info.limits.max_threads_per_group =
       as_count(query.attribute(DeviceAttribute::MaxThreadsPerBlock));
+  // Kernels past the static 48 KB opt in to more (cuFuncSetAttribute), up to this.
   info.limits.max_shared_bytes =
-      as_count(query.attribute(DeviceAttribute::MaxSharedMemoryPerBlock));
+      as_count(query.attribute(DeviceAttribute::MaxSharedMemoryPerBlockOptin));
   info.limits.max_groups[0] = as_count(query.attribute(DeviceAttribute::MaxGridDimX));
   info.limits.max_groups[1] = as_count(query.attribute(DeviceAttribute::MaxGridDimY));
   info.limits.max_groups[2] = as_count(query.attribute(DeviceAttribute::MaxGridDimZ));

@@ -37,7 +37,9 @@ class MinimalDialect final : public c_like::Dialect {
     return v;
   }
   std::string barrier() const override { return "sync();"; }
-  std::string shared_declaration(const ir::SharedAlloc&, bool) const override { return ""; }
+  std::vector<std::string> shared_declaration(const ir::Kernel&, std::size_t, bool) const override {
+    return {};
+  }
   std::vector<std::string> async_copy(const Access&, const Access&, const std::string&,
                                       Needs&) const override {
     return {};

@@ -384,6 +384,22 @@ TEST(EmitCuda, SharedMemoryAndBarrier) {
 )");
 }
 
+TEST(EmitCuda, SharedMemoryPastTheStaticLimitIsDynamicAtItsOffsets) {
+  // 64 KB + 64 bytes: past the 48 KB a block may declare statically.
+  std::string text(kShared);
+  text.replace(text.find("tile: f32[64]"), 13, "tile: f32[16384]");
+  const std::string source = cuda(text);
+  EXPECT_NE(source.find("; 65600 bytes of dynamic shared memory (launch with that many"),
+            std::string::npos)
+      << source;
+  EXPECT_NE(body_of(source).find(R"(  extern __shared__ __align__(16) unsigned char iron_shared[];
+  float* const tile = reinterpret_cast<float*>(iron_shared + 0);
+  unsigned char* const flags = reinterpret_cast<unsigned char*>(iron_shared + 65536);
+)"),
+            std::string::npos)
+      << source;
+}
+
 TEST(EmitCuda, Atomics) {
   const std::string source = cuda(kAtomics);
   EXPECT_EQ(body_of(source), R"(  __shared__ __align__(16) unsigned int hist[32];

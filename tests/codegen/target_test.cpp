@@ -28,10 +28,12 @@ TEST(PassTargetProfile, CudaHasNativeHalfTypesFromSm80) {
   EXPECT_TRUE(sm90.native_bf16_arithmetic);
   EXPECT_TRUE(sm90.has_bf16_type);
   EXPECT_EQ(sm90.max_vector_bytes, 16u);
-  EXPECT_EQ(sm90.max_shared_bytes, 48u * 1024);
+  EXPECT_EQ(sm90.max_shared_bytes, 227u * 1024) << "what a block may opt in to";
   const TargetProfile sm80 = TargetProfile::cuda(80);
   EXPECT_EQ(sm80.name, "sm_80");
   EXPECT_TRUE(sm80.native_bf16_arithmetic);
+  EXPECT_EQ(sm80.max_shared_bytes, 163u * 1024);
+  EXPECT_EQ(TargetProfile::cuda(89).max_shared_bytes, 99u * 1024);
   const TargetProfile sm75 = TargetProfile::cuda(75);
   EXPECT_FALSE(sm75.native_f16_arithmetic);
   EXPECT_FALSE(sm75.native_bf16_arithmetic);

@@ -34,6 +34,15 @@ std::optional<MmaStrategy> parse_mma_strategy(std::string_view name);
 /// unset; an iron::Error names a value it does not know.
 std::optional<MmaStrategy> mma_strategy_from_environment();
 
+/// CUDA's limit on a block's static __shared__ memory. A kernel that needs more declares its
+/// shared memory dynamically (`extern __shared__`) and is launched with that many bytes after
+/// opting in with cuFuncSetAttribute, up to the device's per-block limit.
+inline constexpr std::uint64_t kCudaStaticSharedBytes = std::uint64_t{48} * 1024;
+/// Whether a CUDA kernel lowered by the pipeline (its shared memory laid out) is one of those.
+inline bool uses_dynamic_shared(std::uint64_t shared_bytes) {
+  return shared_bytes > kCudaStaticSharedBytes;
+}
+
 struct TargetProfile {
   TargetKind kind = TargetKind::Cuda;
   std::string name;                     ///< "sm_90", "sm_80", "metal3.1", "metal3.0"

@@ -131,9 +131,11 @@ class Dialect {
                              Needs& needs) const = 0;
   /// The statement that makes the threadgroup wait for all its threads.
   virtual std::string barrier() const = 0;
-  /// The declaration of a threadgroup allocation; `vector_access` when vector loads or stores
-  /// use it, so it must be 16-byte aligned.
-  virtual std::string shared_declaration(const ir::SharedAlloc& s, bool vector_access) const = 0;
+  /// The declaration of the kernel's threadgroup allocation `index` (placed by
+  /// layout_shared_memory); `vector_access` when vector loads or stores use it, so it must be
+  /// 16-byte aligned. May be several lines.
+  virtual std::vector<std::string> shared_declaration(const ir::Kernel& kernel, std::size_t index,
+                                                      bool vector_access) const = 0;
 
   // Asynchronous copies (docs/tensor-cores.md).
 

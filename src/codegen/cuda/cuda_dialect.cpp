@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "../c_like/kernel_abi.hpp"
+#include "iron/codegen/target.hpp"
 #include "iron/core/error.hpp"
 
 namespace iron::codegen::cuda {
@@ -171,8 +172,20 @@ std::string CudaDialect::atomic(OpKind k, const Access& a, const std::string& v,
 
 std::string CudaDialect::barrier() const { return "__syncthreads();"; }
 
-std::string CudaDialect::shared_declaration(const ir::SharedAlloc& s, bool) const {
-  return fmt::format("__shared__ __align__(16) {} {}[{}];", type(s.dtype), s.name, s.size);
+std::vector<std::string> CudaDialect::shared_declaration(const ir::Kernel& kernel,
+                                                         std::size_t index, bool) const {
+  const ir::SharedAlloc& s = kernel.shared[index];
+  if (!uses_dynamic_shared(kernel.shared_bytes)) {
+    return {fmt::format("__shared__ __align__(16) {} {}[{}];", type(s.dtype), s.name, s.size)};
+  }
+  // Past the static limit every allocation is a view of the launch's dynamic shared memory, at
+  // the offset layout_shared_memory gave it.
+  std::vector<std::string> lines;
+  if (index == 0)
+    lines.emplace_back("extern __shared__ __align__(16) unsigned char iron_shared[];");
+  lines.push_back(fmt::format("{}* const {} = reinterpret_cast<{}*>(iron_shared + {});",
+                              type(s.dtype), s.name, type(s.dtype), s.offset));
+  return lines;
 }
 
 std::string CudaDialect::vector_type(DType t, int lanes, Needs& needs) const {
@@ -207,8 +220,13 @@ std::string CudaDialect::pointer_param(DType t, bool writes) const {
 
 std::string CudaDialect::launch_comment(const ir::Kernel& kernel) const {
   const std::string shared =
-      kernel.shared_bytes > 0 ? fmt::format("{} bytes of static shared memory", kernel.shared_bytes)
-                              : "no shared memory";
+      kernel.shared_bytes == 0 ? std::string("no shared memory")
+      : uses_dynamic_shared(kernel.shared_bytes)
+          ? fmt::format(
+                "{} bytes of dynamic shared memory (launch with that many, after "
+                "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES))",
+                kernel.shared_bytes)
+          : fmt::format("{} bytes of static shared memory", kernel.shared_bytes);
   return fmt::format("Launch: one block per threadgroup, at most {} threads each; {}.",
                      c_like::group_size_bound(kernel), shared);
 }

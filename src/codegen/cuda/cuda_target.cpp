@@ -38,6 +38,17 @@ std::optional<TargetProfile> cuda_profile(std::string_view name) {
 
 constexpr std::string_view kStrategyNames[] = {"mmasync", "software"};
 
+/// The most shared memory a block may opt in to on compute capability `sm` × 10
+/// (the CUDA programming guide's table of technical specifications).
+std::uint64_t shared_limit(int sm) {
+  constexpr std::uint64_t kKiB = 1024;
+  if (sm >= 90) return 227 * kKiB;
+  if (sm == 80 || sm == 87) return 163 * kKiB;
+  if (sm >= 86) return 99 * kKiB;
+  if (sm == 75) return 64 * kKiB;
+  return 96 * kKiB;  // sm_70, sm_72
+}
+
 }  // namespace
 
 std::string_view mma_strategy_name(MmaStrategy s) {
@@ -71,7 +82,7 @@ TargetProfile TargetProfile::cuda(int sm, MmaStrategy mma) {
   t.native_bf16_arithmetic = sm >= 80;
   t.has_bf16_type = sm >= 80;
   t.max_vector_bytes = 16;
-  t.max_shared_bytes = std::uint64_t{48} * 1024;  // the static __shared__ limit
+  t.max_shared_bytes = shared_limit(sm);
   return t;
 }
 

@@ -183,9 +183,11 @@ std::string MslDialect::barrier() const {
   return "threadgroup_barrier(mem_flags::mem_threadgroup);";
 }
 
-std::string MslDialect::shared_declaration(const ir::SharedAlloc& s, bool vector_access) const {
-  return fmt::format("{}threadgroup {} {}[{}];", vector_access ? "alignas(16) " : "", type(s.dtype),
-                     s.name, s.size);
+std::vector<std::string> MslDialect::shared_declaration(const ir::Kernel& kernel, std::size_t index,
+                                                        bool vector_access) const {
+  const ir::SharedAlloc& s = kernel.shared[index];
+  return {fmt::format("{}threadgroup {} {}[{}];", vector_access ? "alignas(16) " : "",
+                      type(s.dtype), s.name, s.size)};
 }
 
 std::string MslDialect::vector_name(DType t, int lanes) const {

@@ -144,6 +144,7 @@ const CudaBackend::Prepared& CudaBackend::prepare(const ir::Kernel& kernel) {
           &max_threads, static_cast<int>(FunctionAttribute::MaxThreadsPerBlock), prepared.function),
       "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", compiled.symbol);
   prepared.max_threads = max_threads > 0 ? static_cast<std::uint64_t>(max_threads) : 0;
+  prepared.dynamic_shared = opt_in_shared_memory(prepared.function, compiled);
   return prepared_.emplace(hash, std::move(prepared)).first->second;
 }
 
@@ -181,7 +182,7 @@ void CudaBackend::run(const Launch& launch) {
   timer.start();
   d.check(api.launch_kernel(kernel_fn.function, grid.groups.x, grid.groups.y, grid.groups.z,
                             grid.group_size.x, grid.group_size.y, grid.group_size.z,
-                            /*sharedMemBytes=*/0, /*hStream=*/nullptr, params.data(),
+                            kernel_fn.dynamic_shared, /*hStream=*/nullptr, params.data(),
                             /*extra=*/nullptr),
           "cuLaunchKernel", what);
   timer.stop();

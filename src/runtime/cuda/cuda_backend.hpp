@@ -46,7 +46,8 @@ class CudaBackend final : public Backend {
   struct Prepared {
     std::string symbol;
     CUfunction function = nullptr;
-    std::uint64_t max_threads = 0;  ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+    std::uint64_t max_threads = 0;    ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+    unsigned int dynamic_shared = 0;  ///< bytes of dynamic shared memory each launch asks for
   };
   /// The loaded function for the traced kernel, compiled on first use by this instance.
   const Prepared& prepare(const ir::Kernel& kernel);

@@ -93,4 +93,15 @@ CUmodule load_module(const codegen::CompiledKernel& compiled, int sm) {
   return slot->module;
 }
 
+unsigned int opt_in_shared_memory(CUfunction function, const codegen::CompiledKernel& compiled) {
+  const std::uint32_t bytes = compiled.lowered.shared_bytes;
+  if (!codegen::uses_dynamic_shared(bytes)) return 0;
+  const Driver& d = driver();
+  d.check(d.api().func_set_attribute(function,
+                                     static_cast<int>(FunctionAttribute::MaxDynamicSharedSizeBytes),
+                                     static_cast<int>(bytes)),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", compiled.symbol);
+  return bytes;
+}
+
 }  // namespace iron::runtime::cuda

@@ -14,4 +14,9 @@ namespace iron::runtime::cuda {
 /// kernel when NVRTC or the driver fails.
 CUmodule load_module(const codegen::CompiledKernel& compiled, int sm);
 
+/// Opts `function` (loaded from `compiled`) in to the dynamic shared memory its kernel declares
+/// past CUDA's static limit (cuFuncSetAttribute); returns the bytes each of its launches must
+/// ask for: 0 for a kernel with static shared memory only.
+unsigned int opt_in_shared_memory(CUfunction function, const codegen::CompiledKernel& compiled);
+
 }  // namespace iron::runtime::cuda

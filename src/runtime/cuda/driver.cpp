@@ -122,6 +122,7 @@ std::vector<std::string> resolve_all(void* handle, DriverApi& api) {
   resolve(handle, "cuEventElapsedTime", api.event_elapsed_time, missing);
   resolve(handle, "cuEventDestroy_v2", api.event_destroy, missing);
   resolve(handle, "cuFuncGetAttribute", api.func_get_attribute, missing);
+  resolve(handle, "cuFuncSetAttribute", api.func_set_attribute, missing);
   return missing;
 }
 

@@ -31,7 +31,8 @@ enum class DeviceAttribute : int {
   MaxGridDimY = 6,
   MaxGridDimZ = 7,
   MaxSharedMemoryPerBlock = 8,
-  ClockRate = 13,  ///< kHz
+  MaxSharedMemoryPerBlockOptin = 97,  ///< what a block may opt in to (dynamic shared memory)
+  ClockRate = 13,                     ///< kHz
   MultiprocessorCount = 16,
   MemoryClockRate = 36,       ///< kHz
   GlobalMemoryBusWidth = 37,  ///< bits
@@ -43,6 +44,7 @@ enum class DeviceAttribute : int {
 /// CUfunction_attribute values Iron reads (cuda.h 13.0).
 enum class FunctionAttribute : int {
   MaxThreadsPerBlock = 0,  ///< the most threads per block this compiled function can launch with
+  MaxDynamicSharedSizeBytes = 8,  ///< the dynamic shared memory a launch may ask for (settable)
 };
 
 /// The driver functions Iron calls, resolved by name from the opened library.
@@ -75,6 +77,7 @@ struct DriverApi {
   CUresult (*event_elapsed_time)(float*, CUevent, CUevent) = nullptr;
   CUresult (*event_destroy)(CUevent) = nullptr;
   CUresult (*func_get_attribute)(int*, int, CUfunction) = nullptr;
+  CUresult (*func_set_attribute)(CUfunction, int, int) = nullptr;
 };
 
 /// A loaded and initialised driver, or why there is none.
