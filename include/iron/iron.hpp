@@ -9,5 +9,6 @@
 #include "iron/dsl/intrinsics.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/dsl/memory.hpp"
+#include "iron/dsl/pipeline.hpp"
 #include "iron/dsl/registers.hpp"
 #include "iron/dsl/types.hpp"

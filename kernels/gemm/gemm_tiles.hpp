@@ -11,10 +11,13 @@
 namespace iron::kernels::gemm {
 
 inline constexpr std::uint32_t kBM = 128;  ///< rows of out per group
-inline constexpr std::uint32_t kBN = 64;   ///< columns of out per group
+inline constexpr std::uint32_t kBN = 128;  ///< columns of out per group
 inline constexpr std::uint32_t kWM = 64;   ///< rows per simdgroup
-inline constexpr std::uint32_t kWN = 32;   ///< columns per simdgroup
-inline constexpr std::uint32_t kThreads = 128;
+inline constexpr std::uint32_t kWN = 64;   ///< columns per simdgroup
+inline constexpr std::uint32_t kThreads = (kBM / kWM) * (kBN / kWN) * 32;
+/// The stages the pipeline asks for: on sm_90, 80 KB of shared memory for 16-bit tiles (two
+/// groups a multiprocessor); fewer where the target holds less, one on Metal.
+inline constexpr std::uint32_t kStages = 4;
 static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads, "one simdgroup per part of the tile");
 
 /// Columns of `a` per step, and the padding of each shared row: 16-bit tiles keep rows of whole
@@ -81,8 +84,8 @@ void copy_tile(const Matrix<T>& src, const dsl::Shared<T>& tile, std::uint32_t p
 inline void declare(const std::string& batches = "1") {
   using namespace iron::dsl;
   dispatch(tiled, {exactly(kThreads)});
-  static_assert(kBM == 128 && kBN == 64, "the grid rule below counts tiles of 64 x 128");
-  grid("[ceil_div(n, 64), ceil_div(m, 128), " + batches + "]");
+  grid("[ceil_div(n, " + std::to_string(kBN) + "), ceil_div(m, " + std::to_string(kBM) + "), " +
+       batches + "]");
 }
 
 /// Shared-memory pitch (elements a row) of the b stage for a layout of b: [kBK, kBN] rows for
@@ -149,8 +152,8 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
   // Two stages of each tile: one being multiplied while the next one's copies land.
   constexpr std::uint32_t kStageA = kBM * kPitchA;
   constexpr std::uint32_t kStageB = kb_rows ? kBK * kPitchB : kBN * kPitchB;
-  auto tile_a = shared<T>(2 * kStageA);
-  auto tile_b = shared<T>(2 * kStageB);
+  auto tile_a = ring<T>(kStageA);
+  auto tile_b = ring<T>(kStageB);
   auto row0 = program_id<1>() * kBM;
   auto col0 = program_id<0>() * kBN;
   auto warp = simdgroup_id();
@@ -180,17 +183,9 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
       start_tile_copy<T, kBM, kBK>(ma, tile_a, kPitchA, stage * kStageA, row0, p0);
       bsrc.start(tile_b, stage * kStageB, p0, col0, n, k);
     };
-    start(Expr<u32>(0u), Expr<u32>(0u));
-    async_commit();
-    for (auto p0 : range(0u, k, kBK)) {
-      auto stage = p0 / kBK % 2u;
-      IRON_IF(p0 + kBK < k) { start(p0 + kBK, 1u - stage); }
-      async_commit();  // a group every step, empty at the last: the wait below counts on it
-      async_wait(1);   // this step's tiles have landed
-      barrier();
-      multiply(stage * kStageA, stage * kStageB);
-      barrier();  // every simdgroup is done with the stage the next step copies into
-    }
+    pipelined(
+        0u, k, kBK, kStages, [&](const Expr<u32>& p0, const Expr<u32>& slot) { start(p0, slot); },
+        [&](const Expr<u32>&, const Expr<u32>& slot) { multiply(slot * kStageA, slot * kStageB); });
   }
   IRON_ELSE {
     for (auto p0 : range(0u, k, kBK)) {

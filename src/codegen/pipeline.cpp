@@ -9,6 +9,7 @@
 #include "iron/codegen/passes/convert_ifs.hpp"
 #include "iron/codegen/passes/eliminate_common_subexpressions.hpp"
 #include "iron/codegen/passes/eliminate_dead_code.hpp"
+#include "iron/codegen/passes/expand_pipelines.hpp"
 #include "iron/codegen/passes/fold_constants.hpp"
 #include "iron/codegen/passes/hoist_loop_invariants.hpp"
 #include "iron/codegen/passes/layout_shared_memory.hpp"
@@ -26,6 +27,8 @@ namespace iron::codegen {
 
 const std::vector<PassInfo>& pipeline_passes() {
   static const std::vector<PassInfo> passes = {
+      {"expand_pipelines", expand_pipelines,
+       "first: sizes each ring for the stages the target holds and writes the pipeline's loop"},
       {"fold_constants", fold_constants,
        "variant parameters trace as literals: fold them first so every later pass sees constants"},
       {"simplify", simplify, "removes identities left by folding and turns pow2 math into shifts"},

@@ -59,6 +59,8 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types) {
     case TypeRule::FragmentTransform:
     case TypeRule::AsyncCopy:
     case TypeRule::AsyncGroup:
+    case TypeRule::PipelineBounds:
+    case TypeRule::PipelineIndex:
       return false;
   }
   return false;

@@ -31,6 +31,7 @@ class Hasher {
       u64(static_cast<std::uint64_t>(s.dtype));
       u64(s.size);
       u64(s.offset);
+      u64(s.ring ? 1 : 0);
     }
     u64(k_.shared_bytes);
     u64(k_.dispatch.group_size_rules.size());
@@ -144,6 +145,8 @@ class Hasher {
         return;
       case OpAttributes::Pending:
       case OpAttributes::FragmentSlot:
+      case OpAttributes::StageIndex:
+      case OpAttributes::Stages:
         u64(static_cast<std::uint64_t>(op.ivalue));
         u64(op.axis);
         return;

@@ -91,6 +91,15 @@ class TypeCheck {
       case TypeRule::LoopBounds:
         arithmetic("bounds must be integers, got {}");
         break;
+      case TypeRule::PipelineBounds:
+        if (op_.type != DType::U32)
+          fail("a pipeline's bounds are u32, not {}", dtype_name(op_.type));
+        arithmetic("bounds must be integers, got {}");
+        break;
+      case TypeRule::PipelineIndex:
+        if (op_.type != DType::U32) fail("a pipeline index is a u32, not {}", dtype_name(op_.type));
+        if (op_.axis > 1) fail("axis {} is neither the step (0) nor the slot (1)", op_.axis);
+        break;
       case TypeRule::Condition:
         condition(t_[0]);
         break;

@@ -216,7 +216,9 @@ class Parser {
     header();
     const Line& open = next("'{' opening the kernel body");
     if (!is_brace_line(open, {"{"})) Cursor(open).expected("'{' opening the kernel body");
-    if (block(k_.body) != BlockEnd::Close) fail(lines_[pos_ - 1].number, "'else' without 'if'");
+    if (block(k_.body) != BlockEnd::Close) {
+      fail(lines_[pos_ - 1].number, "'else' without 'if', or 'then' without 'pipeline'");
+    }
     if (pos_ < lines_.size()) {
       fail(lines_[pos_].number, "unexpected text after the kernel's closing '}'");
     }
@@ -224,7 +226,7 @@ class Parser {
   }
 
  private:
-  enum class BlockEnd { Close, CloseElse };
+  enum class BlockEnd { Close, CloseElse, CloseThen };
 
   static int line_count(std::string_view text) {
     const auto newlines = std::count(text.begin(), text.end(), '\n');
@@ -409,6 +411,10 @@ class Parser {
     c.punct('[', "before the element count");
     s.size = c.integer<std::uint32_t>("the element count");
     c.punct(']', "after the element count");
+    if (c.at(Token::Kind::Word) && c.peek()->text == "ring") {
+      c.keyword("ring");
+      s.ring = true;
+    }
     if (c.at(Token::Kind::Word)) {
       c.keyword("offset");
       c.punct('=', "after 'offset'");
@@ -451,6 +457,10 @@ class Parser {
         --depth_;
         return BlockEnd::CloseElse;
       }
+      if (is_brace_line(line, {"}", "then", "{"})) {
+        --depth_;
+        return BlockEnd::CloseThen;
+      }
       b.ops.push_back(op(line));
     }
   }
@@ -472,6 +482,11 @@ class Parser {
     }
     if (op.kind == OpKind::If) {
       if_op(c, op, line.number);
+      return op;
+    }
+    if (op.kind == OpKind::Pipeline) {
+      if (op.result != kNoValue) c.fail_here("a pipeline defines no value");
+      pipeline_op(c, op, line.number);
       return op;
     }
     std::string_view literal;  // a constant's text, read once its type is known
@@ -542,6 +557,16 @@ class Parser {
       case OpAttributes::Pending:
         op.ivalue = c.integer<std::int64_t>("the groups that may stay pending");
         break;
+      case OpAttributes::StageIndex: {
+        const std::string_view axis = c.word("step or slot");
+        if (axis != "step" && axis != "slot") {
+          c.fail_here(fmt::format("expected step or slot, found '{}'", axis));
+        }
+        op.axis = axis == "slot" ? 1 : 0;
+        break;
+      }
+      case OpAttributes::Stages:
+        IRON_INTERNAL_ERROR("pipeline ops are parsed by pipeline_op");
     }
     if (op_has_type(op.kind)) c.op_type_suffix(op);
     if (op.kind == OpKind::Const) constant(c, op, literal);
@@ -563,7 +588,27 @@ class Parser {
     op.blocks.resize(1);
     if (block(op.blocks[0]) != BlockEnd::Close) {
       fail(lines_[pos_ - 1].number,
-           fmt::format("'else' closing the loop opened on line {}", number));
+           fmt::format("'else' or 'then' closing the loop opened on line {}", number));
+    }
+  }
+
+  /// `pipeline %start to %end step %step stages N : T {` load block `} then {` compute block `}`.
+  void pipeline_op(Cursor& c, Op& op, int number) {
+    op.args.push_back(c.value("the pipeline's start"));
+    c.keyword("to");
+    op.args.push_back(c.value("the pipeline's end"));
+    c.keyword("step");
+    op.args.push_back(c.value("the pipeline's step"));
+    c.keyword("stages");
+    op.ivalue = c.integer<std::int64_t>("the stages");
+    op.type = c.type_suffix();
+    c.punct('{', "opening the load block");
+    c.end();
+    op.blocks.resize(2);
+    if (block(op.blocks[0]) != BlockEnd::CloseThen || block(op.blocks[1]) != BlockEnd::Close) {
+      fail(lines_[pos_ - 1].number,
+           fmt::format("a pipeline (line {}) is 'pipeline … {{' load '}} then {{' compute '}}'",
+                       number));
     }
   }
 
@@ -572,9 +617,11 @@ class Parser {
     c.punct('{', "opening the then-block");
     c.end();
     op.blocks.resize(2);
-    if (block(op.blocks[0]) == BlockEnd::CloseElse && block(op.blocks[1]) != BlockEnd::Close) {
+    const BlockEnd then_end = block(op.blocks[0]);
+    if (then_end == BlockEnd::CloseThen ||
+        (then_end == BlockEnd::CloseElse && block(op.blocks[1]) != BlockEnd::Close)) {
       fail(lines_[pos_ - 1].number,
-           fmt::format("second 'else' for the 'if' opened on line {}", number));
+           fmt::format("an 'if' (line {}) has one 'else' and no 'then'", number));
     }
   }
 

@@ -40,7 +40,8 @@ class Printer {
           fmt::format("  param {} {}: {}\n", param_kind_name(p.kind), p.name, dtype_name(p.dtype));
     }
     for (const SharedAlloc& s : k_.shared) {
-      out_ += fmt::format("  shared {}: {}[{}]", s.name, dtype_name(s.dtype), s.size);
+      out_ += fmt::format("  shared {}: {}[{}]{}", s.name, dtype_name(s.dtype), s.size,
+                          s.ring ? " ring" : "");
       // Once laid out (shared_bytes set), every allocation shows its offset, even 0.
       if (s.offset != 0 || k_.shared_bytes != 0) out_ += fmt::format(" offset={}", s.offset);
       out_ += '\n';
@@ -103,6 +104,17 @@ class Printer {
       out_ += indent + "}\n";
       return;
     }
+    if (op.kind == OpKind::Pipeline) {
+      IRON_INTERNAL_ASSERT(op.args.size() == 3 && op.blocks.size() == 2, "malformed pipeline op");
+      out_ += fmt::format("pipeline {} to {} step {} stages {} : {} {{", value(op.args[0]),
+                          value(op.args[1]), value(op.args[2]), op.ivalue, dtype_name(op.type));
+      end_line(op.loc);
+      block(op.blocks[0], depth + 1);
+      out_ += indent + "} then {\n";
+      block(op.blocks[1], depth + 1);
+      out_ += indent + "}\n";
+      return;
+    }
     if (op.result != kNoValue) out_ += value(op.result) + " = ";
     if (op.kind == OpKind::If) {
       IRON_INTERNAL_ASSERT(op.args.size() == 1 && op.blocks.size() == 2, "malformed if op");
@@ -161,6 +173,10 @@ class Printer {
                            param_name(op.param), value(op.args[1]), value(op.args[2]));
       case OpAttributes::Pending:
         return fmt::format(" {}", op.ivalue);
+      case OpAttributes::StageIndex:
+        return op.axis == 1 ? " slot" : " step";
+      case OpAttributes::Stages:
+        IRON_INTERNAL_ERROR("a pipeline is written as a loop, not with operands");
       case OpAttributes::FragmentSlot:
         return value_list(op.args) + fmt::format(", {}", op.ivalue) +
                (op.kind == OpKind::FragCoord ? (op.axis == 1 ? ", col" : ", row") : "");

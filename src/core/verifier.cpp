@@ -91,6 +91,7 @@ class Verifier {
     if (k_.body.ops.empty()) report(k_.loc, "empty kernel body");
     block(k_.body);
     check_contract();
+    check_rings();
     return std::move(problems_);
   }
 
@@ -211,6 +212,21 @@ class Verifier {
     }
   }
 
+  /// A ring (one copy of an allocation per stage) belongs to a pipeline, and is gone once
+  /// expand_pipelines has sized it.
+  void check_rings() {
+    bool has_pipeline = false;
+    walk(k_.body, [&](const Op& op) { has_pipeline |= op.kind == OpKind::Pipeline; });
+    for (const SharedAlloc& s : k_.shared) {
+      if (!s.ring) continue;
+      if (stage_ == Stage::Lowered) {
+        report(k_.loc, fmt::format("ring {} reached lowering: run expand_pipelines first", s.name));
+      } else if (!has_pipeline) {
+        report(k_.loc, fmt::format("ring {} without a pipeline to cycle through it", s.name));
+      }
+    }
+  }
+
   void check_contract() {
     bool group_ops = !k_.shared.empty();
     bool writes_output = false;
@@ -257,6 +273,18 @@ class Verifier {
 
   void op(const Op& op) {
     check_shape(op);
+    check_pipeline_rules(op);
+    if (op.kind == OpKind::Pipeline) {
+      ++pipelines_open_;
+      for (const Block& b : op.blocks) {
+        if (b.ops.empty()) report(op.loc, "empty pipeline block");
+        pipeline_block_ = &b;
+        block(b);
+      }
+      pipeline_block_ = nullptr;
+      --pipelines_open_;
+      return;
+    }
     if (op.kind == OpKind::For) {
       scopes_.emplace_back();  // the induction value is visible in the body only
       define(op);
@@ -273,6 +301,36 @@ class Verifier {
     }
     for (const Block& b : op.blocks) block(b);
     define(op);
+  }
+
+  /// Pipelines exist until expand_pipelines; pipeline.index only at the top of one's blocks;
+  /// their copy groups are the pipeline's to commit and wait for.
+  void check_pipeline_rules(const Op& op) {
+    const std::string_view name = op_name(op.kind);
+    const bool pipeline_op = op.kind == OpKind::Pipeline || op.kind == OpKind::PipelineIndex;
+    if (stage_ == Stage::Lowered && pipeline_op) {
+      report(op.loc, fmt::format("{} reached lowering: run expand_pipelines first", name));
+    }
+    if (op.kind == OpKind::Pipeline && (op.ivalue < 1 || op.ivalue > kMaxStages)) {
+      report(op.loc, fmt::format("a pipeline has 1 to {} stages, not {}", kMaxStages, op.ivalue));
+    }
+    if (op.kind == OpKind::Pipeline && pipelines_open_ > 0) {
+      report(op.loc, "a pipeline inside another pipeline");
+    }
+    if (op.kind == OpKind::PipelineIndex && !in_pipeline_block_top(op)) {
+      report(op.loc, "pipeline.index outside the top level of a pipeline's block");
+    }
+    if (pipelines_open_ > 0 && (op.kind == OpKind::AsyncCommit || op.kind == OpKind::AsyncWait)) {
+      report(op.loc, fmt::format("{} inside a pipeline: the pipeline commits and waits for its "
+                                 "copies itself",
+                                 name));
+    }
+  }
+
+  bool in_pipeline_block_top(const Op& op) const {
+    if (pipeline_block_ == nullptr) return false;
+    return std::any_of(pipeline_block_->ops.begin(), pipeline_block_->ops.end(),
+                       [&](const Op& o) { return &o == &op; });
   }
 
   /// Operand count, operand visibility and types, block count and result of one op.
@@ -471,6 +529,8 @@ class Verifier {
   std::vector<ValueInfo> values_;
   std::vector<std::vector<ValueId>> scopes_;
   std::vector<std::string> problems_;
+  int pipelines_open_ = 0;
+  const Block* pipeline_block_ = nullptr;  ///< the pipeline block being checked, if any
 };
 
 }  // namespace

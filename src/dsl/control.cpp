@@ -1,4 +1,5 @@
-/// Symbolic loops and branches: opening and closing their blocks, and catching early exits.
+/// Symbolic loops, pipelines and branches: opening and closing their blocks, and catching early
+/// exits.
 #include "iron/dsl/control.hpp"
 
 #include <fmt/format.h>
@@ -35,6 +36,20 @@ ScopeGuard::~ScopeGuard() {
 
 ir::ValueId record_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type) {
   return Tracer::current().record(ir::OpKind::For, type, {start, end, step}).result;
+}
+
+void record_pipeline(ir::ValueId start, ir::ValueId end, ir::ValueId step, std::uint32_t stages) {
+  Tracer& t = Tracer::current();
+  if (stages < 1 || stages > ir::kMaxStages) {
+    t.fail(fmt::format("pipelined(): {} stages; a pipeline has 1 to {}", stages, ir::kMaxStages));
+  }
+  t.record(ir::OpKind::Pipeline, DType::U32, {start, end, step}).ivalue = stages;
+}
+
+ir::ValueId record_pipeline_index(bool slot) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::PipelineIndex, DType::U32, {});
+  op.axis = slot ? 1 : 0;
+  return op.result;
 }
 
 void record_if(ir::ValueId cond) { Tracer::current().record(ir::OpKind::If, DType::Bool, {cond}); }

@@ -86,7 +86,7 @@ ir::Op& Tracer::record(ir::OpKind kind, DType type, std::vector<ir::ValueId> arg
 void Tracer::open_block(std::size_t block_index) {
   ir::Op& owner = scopes_.back().block->ops.back();
   IRON_INTERNAL_ASSERT(block_index < owner.blocks.size(), "open_block: no such block");
-  // The induction value of a For belongs to its body.
+  // The induction value of a For belongs to its body; a pipeline's blocks define their own.
   if (owner.kind == ir::OpKind::For) value_scope_.at(owner.result) = next_scope_;
   scopes_.push_back({&owner.blocks[block_index], next_scope_++});
   closed_if_pending_ = false;
@@ -110,10 +110,10 @@ int Tracer::add_param(std::string name, ir::ParamKind kind, DType dtype) {
   return static_cast<int>(kernel_.params.size() - 1);
 }
 
-int Tracer::add_shared(DType dtype, std::uint32_t size) {
+int Tracer::add_shared(DType dtype, std::uint32_t size, bool ring) {
   if (size == 0) fail("shared<T>(0): a threadgroup allocation needs at least one element");
   const auto index = kernel_.shared.size();
-  kernel_.shared.push_back({fmt::format("shm{}", index), dtype, size});
+  kernel_.shared.push_back({fmt::format("shm{}", index), dtype, size, 0, ring});
   return static_cast<int>(index);
 }
 

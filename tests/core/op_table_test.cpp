@@ -179,6 +179,16 @@ class RowCheck {
         expect(op_.operands == 0 && op_.result == ResultRule::Forbidden && is(kEffect),
                "a copy group op takes operands or defines a value");
         break;
+      case TypeRule::PipelineBounds:
+        expect(op_.operands == 3 && op_.blocks == 2 && op_.result == ResultRule::Forbidden &&
+                   is(kEffect),
+               "a pipeline does not take bounds and a load and a compute block");
+        break;
+      case TypeRule::PipelineIndex:
+        expect(op_.operands == 0 && op_.blocks == 0 && op_.result == ResultRule::Required &&
+                   is(kEffect),
+               "a pipeline index takes operands or defines no value, or may move");
+        break;
       case TypeRule::FragmentElement:
         expect(op_.blocks == 0 && op_.operands >= 1 && op_.operands <= 2 &&
                    (op_.result == ResultRule::Required) != is(kWritesMemory),
@@ -282,6 +292,8 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
       {OpAttributes::Reduction, {"frag.rowreduce"}},
       {OpAttributes::AsyncCopy, {"copy.async"}},
       {OpAttributes::Pending, {"async.wait"}},
+      {OpAttributes::StageIndex, {"pipeline.index"}},
+      {OpAttributes::Stages, {"pipeline"}},
   };
   EXPECT_EQ(held, expected);
 }

@@ -103,10 +103,11 @@ TEST(IrParseErrors, BlockStructure) {
                                                "    barrier\n"
                                                "  } else {\n"
                                                "  }\n}\n"),
-            "line 10: 'else' closing the loop opened on line 8");
+            "line 10: 'else' or 'then' closing the loop opened on line 8");
   EXPECT_EQ(parse_error(std::string(kHeader) + "  if %0 {\n  } else {\n  } else {\n  }\n}\n"),
-            "line 10: second 'else' for the 'if' opened on line 8");
-  EXPECT_EQ(parse_error(std::string(kHeader) + "} else {\n}\n"), "line 8: 'else' without 'if'");
+            "line 10: an 'if' (line 8) has one 'else' and no 'then'");
+  EXPECT_EQ(parse_error(std::string(kHeader) + "} else {\n}\n"),
+            "line 8: 'else' without 'if', or 'then' without 'pipeline'");
   EXPECT_EQ(parse_error(std::string(kHeader) + "}\nbarrier\n"),
             "line 9: unexpected text after the kernel's closing '}'");
 }

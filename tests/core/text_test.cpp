@@ -34,7 +34,7 @@ constexpr std::string_view kEveryOp =
   rule exactly n/4
   rule exactly n
   rule power_of_two
-  values 110
+  values 112
 {
   %0 = builtin global_id.x : u32  ; kernels/test/every-op_v2.cpp:12
   %1 = builtin thread_id.y : u32
@@ -95,6 +95,11 @@ constexpr std::string_view kEveryOp =
   copy.async @shm0[%20], sums[%20], %19 : f32x4
   async.commit
   async.wait 1
+  pipeline %0 to %0 step %0 stages 2 : u32 {
+    %110 = pipeline.index step : u32
+  } then {
+    %111 = pipeline.index slot : u32
+  }
   %33 = abs %9 : f32
   %34 = recip %9 : f32
   %35 = floor %9 : f32

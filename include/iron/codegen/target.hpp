@@ -54,6 +54,9 @@ struct TargetProfile {
   std::uint32_t max_vector_bytes = 16;  ///< widest single load or store
   std::uint64_t max_shared_bytes = std::uint64_t{48} * 1024;
   MmaStrategy mma = MmaStrategy::MmaSync;  ///< CUDA: how fragment ops are lowered
+  /// copy.async runs in the background (CUDA's cp.async); Metal's are plain loads and stores, so
+  /// a pipeline there gains nothing from more than one stage.
+  bool async_copies = true;
 
   /// CUDA C++ for compute capability `sm` × 10 (defined in src/codegen/cuda/), its fragments
   /// lowered with `mma`: named "sm_90", or "sm_90+mma=software" for the non-default strategy.

@@ -426,6 +426,8 @@ namespace detail {
     case OpKind::CopyAsync:
     case OpKind::AsyncCommit:
     case OpKind::AsyncWait:
+    case OpKind::Pipeline:
+    case OpKind::PipelineIndex:
       break;
   }
   IRON_INTERNAL_ERROR("evaluate() of an op that is not lane-wise arithmetic");

@@ -122,6 +122,9 @@ struct SharedAlloc {
   DType dtype = DType::F32;
   std::uint32_t size = 0;    ///< elements
   std::uint32_t offset = 0;  ///< bytes from the start of the group's shared memory (set by layout)
+  /// A ring of the kernel's pipelines: `size` elements per stage, one copy per stage once
+  /// expand_pipelines has chosen how many (and then no longer a ring).
+  bool ring = false;
 };
 
 /// How the grid maps to work (docs/kernel-style-guide.md §4).

@@ -58,10 +58,14 @@ enum class TypeRule : std::uint8_t {
   AsyncCopy,          ///< copy.async: integer indices into shared memory and a tensor of one type,
                       ///< 16 bytes, a bool that says whether to copy (else zeros)
   AsyncGroup,         ///< async.commit, async.wait: no operands (wait: how many groups may remain)
+  PipelineBounds,     ///< pipeline: start, end and step one integer type; 1 to kMaxStages stages
+  PipelineIndex,      ///< pipeline.index: a u32, the step (axis 0) or the stage slot (axis 1)
 };
 
 /// The most copy groups async.wait may leave pending (the immediate of cp.async.wait_group).
 inline constexpr std::int64_t kMaxPendingGroups = 7;
+/// The most stages a pipelined loop may ask for (one more than the groups a wait may leave).
+inline constexpr std::int64_t kMaxStages = kMaxPendingGroups + 1;
 
 /// The most elements one register array (`regs`) may hold: beyond it, registers run out and
 /// the compiler would move the array to local memory.
@@ -180,7 +184,9 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(FragConvert,            "frag.convert",              Other,   2, 0, Forbidden, FragmentTransform, kFragmentUpdate, "")                       \
   X(CopyAsync,              "copy.async",                Other,   3, 0, Forbidden, AsyncCopy,        kEffect | kReadsMemory | kWritesMemory, "") \
   X(AsyncCommit,            "async.commit",              Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory, "")                \
-  X(AsyncWait,              "async.wait",                Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory, "")
+  X(AsyncWait,              "async.wait",                Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory, "")                \
+  X(Pipeline,               "pipeline",                  Other,   3, 2, Forbidden, PipelineBounds,   kEffect, "")                                \
+  X(PipelineIndex,          "pipeline.index",            Other,   0, 0, Required,  PipelineIndex,    kEffect, "")
 // clang-format on
 
 enum class OpKind : std::uint8_t {
@@ -233,6 +239,7 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
       return !is_float(t);
     case TypeRule::Integer:
     case TypeRule::LoopBounds:
+    case TypeRule::PipelineBounds:
       return is_integer(t);
     case TypeRule::Float:
       return is_float(t);
@@ -244,6 +251,7 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
     case TypeRule::AtomicInteger:
       return t == DType::I32 || t == DType::U32;
     case TypeRule::ThreadGeometry:
+    case TypeRule::PipelineIndex:
       return t == DType::U32;
     case TypeRule::Condition:
       return t == DType::Bool;
@@ -301,6 +309,8 @@ enum class OpAttributes : std::uint8_t {
   Reduction,       ///< frag.rowreduce: max or sum (ivalue, a RowReduction)
   AsyncCopy,       ///< the shared allocation written (shared) and the tensor read (param)
   Pending,         ///< async.wait: the copy groups that may stay pending (ivalue)
+  StageIndex,      ///< pipeline.index: the step (axis 0) or the stage slot (axis 1)
+  Stages,          ///< pipeline: the stages it asks for (ivalue)
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -335,6 +345,10 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return OpAttributes::AsyncCopy;
     case TypeRule::AsyncGroup:
       return k == OpKind::AsyncWait ? OpAttributes::Pending : OpAttributes::None;
+    case TypeRule::PipelineIndex:
+      return OpAttributes::StageIndex;
+    case TypeRule::PipelineBounds:
+      return OpAttributes::Stages;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:
     case TypeRule::Integer:

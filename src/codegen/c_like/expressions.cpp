@@ -169,6 +169,9 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::For:
     case OpKind::If:
       break;
+    case OpKind::Pipeline:
+    case OpKind::PipelineIndex:
+      IRON_INTERNAL_ERROR("a pipeline reached the emitter: run expand_pipelines first");
   }
   IRON_INTERNAL_ERROR(
       fmt::format("{} is written as a statement, not as an expression", ir::op_name(op.kind)));

@@ -28,6 +28,7 @@ TargetProfile TargetProfile::metal(int version) {
   t.native_bf16_arithmetic = version >= 31;  // bfloat arrived with Metal 3.1
   t.has_bf16_type = version >= 31;
   t.max_vector_bytes = 16;
+  t.async_copies = false;  // copy.async is a load and a store in place
   t.max_shared_bytes = std::uint64_t{32} * 1024;
   return t;
 }

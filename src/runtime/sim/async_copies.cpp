@@ -1,7 +1,7 @@
 /// Asynchronous copies into shared memory, per thread: copy.async reads its source and marks its
-/// destination pending; async.commit closes a group; async.wait lands the oldest groups (the
-/// writes count as the thread's own from then on). Any access of a pending element is reported,
-/// and so is a copy still pending when the group ends.
+/// destination pending (and counts as the thread's write from its start, for the race check);
+/// async.commit closes a group; async.wait lands the oldest groups. Any access of a pending
+/// element is reported, and so is a copy still pending when the group ends.
 #include "interpreter.hpp"
 
 namespace iron::runtime::sim {
@@ -37,6 +37,9 @@ void GroupRunner::copy_async(const Instr& in, Active active) {
         throw report_.pending_copy(in, t, Access::Write, program_.kernel->shared[in.buffer].name,
                                    to + l, size);
       }
+      // The copy may write any time until its wait: a write from now on, for the race check,
+      // so overwriting a stage that another thread still reads before a barrier is reported.
+      record_shared(in, t, to + l, Access::Write);
       shared_.set_pending(in.buffer, to + l, true);
     }
     open_copies_[t].push_back(copy);

@@ -78,6 +78,9 @@ constexpr Exec exec_of(OpKind k) {
       return info.has(ir::kWritesMemory) ? Exec::FragSet : Exec::FragGet;
     case TypeRule::FragmentTransform:
       return k == OpKind::FragRowReduce ? Exec::FragReduce : Exec::FragConvert;
+    case TypeRule::PipelineBounds:  // sim_run expands pipelines first; compile() refuses them
+    case TypeRule::PipelineIndex:
+      break;
   }
   return Exec::Barrier;
 }
@@ -322,6 +325,14 @@ class Compiler {
 
 Program compile(const ir::Kernel& kernel) {
   refuse_malformed(kernel);
+  ir::walk(kernel.body, [&](const ir::Op& op) {
+    if (op.kind == OpKind::Pipeline) {
+      throw SimError(SimError::Kind::BadArgument,
+                     fmt::format("{}: a pipeline reached the simulator unexpanded (run "
+                                 "expand_pipelines first)",
+                                 kernel.name));
+    }
+  });
   return Compiler(kernel).run();
 }
 

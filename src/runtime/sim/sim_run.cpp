@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "interpreter.hpp"
+#include "iron/codegen/passes/expand_pipelines.hpp"
 #include "iron/core/rewriter.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/runtime/sim.hpp"
@@ -175,9 +177,19 @@ void sim_run(const Launch& launch, const SimOptions& options) {
   if (launch.kernel == nullptr) {
     throw SimError(SimError::Kind::BadArgument, "sim_run: the launch has no kernel");
   }
-  const ir::Kernel& kernel = *launch.kernel;
+  // The simulator stands for a CUDA device of compute capability 9.0: its shared memory, and the
+  // stages its pipelines run with.
+  const codegen::TargetProfile device = codegen::TargetProfile::cuda(90);
+  std::optional<ir::Kernel> expanded;
+  if (codegen::pipeline_stages(*launch.kernel, device) > 0) {
+    expanded = *launch.kernel;
+    codegen::expand_pipelines(*expanded, device);
+  }
+  const ir::Kernel& kernel = expanded ? *expanded : *launch.kernel;
   const sim::Program program = sim::compile(kernel);  // verifies the kernel first
-  check_dispatch(kernel, launch.args, launch.grid, DeviceLimits{});
+  DeviceLimits limits;
+  limits.max_shared_bytes = device.max_shared_bytes;
+  check_dispatch(kernel, launch.args, launch.grid, limits);
   const std::uint64_t groups = launch.grid.groups.volume();
   std::uint64_t threads = 0;
   if (__builtin_mul_overflow(groups, launch.grid.group_size.volume(), &threads) ||

@@ -1,0 +1,58 @@
+/// Pipelined loops (docs/tensor-cores.md, "Pipelines"): the steps p = start, start + step, … <
+/// end, each loaded into one slot of a ring of shared memory and then computed on, with the loads
+/// of later steps in flight while a step is computed.
+///
+///   auto tile = ring<T>(kTile);                  // kTile elements per stage
+///   pipelined(0u, k, 32u, 4,                     // up to 4 stages
+///       [&](auto p, auto slot) { copy_async<8>(tile[slot * kTile + …], x[p + …]); },
+///       [&](auto p, auto slot) { … load(tile[slot * kTile + …]) … });
+///
+/// The load block only starts copies into its slot (copy_async, or plain shared stores); the
+/// pipeline commits and waits for them and puts the barriers in (expand_pipelines). How many
+/// stages run is the target's choice: as many as asked for that fit in its shared memory, one
+/// where copies are synchronous.
+#pragma once
+
+#include <cstdint>
+
+#include "iron/dsl/control.hpp"
+#include "iron/dsl/memory.hpp"
+
+namespace iron::dsl {
+
+namespace detail {
+void record_pipeline(ir::ValueId start, ir::ValueId end, ir::ValueId step, std::uint32_t stages);
+/// This pipeline block's step (p) and slot, as pipeline.index ops at its top.
+ir::ValueId record_pipeline_index(bool slot);
+}  // namespace detail
+
+/// A ring: `per_stage` elements of shared memory for each stage of the kernel's pipelines.
+template <Element T>
+Shared<T> ring(std::uint32_t per_stage, SourceLocation where = SourceLocation::current()) {
+  auto& t = detail::Tracer::current();
+  t.at(where);
+  return Shared<T>(t.add_shared(dtype_of<T>, per_stage, /*ring=*/true));
+}
+
+/// Traces a pipelined loop of up to `stages` stages (1 to 8): `load(p, slot)` fills ring slot
+/// `slot` for step p, `compute(p, slot)` uses it.
+template <class Load, class Compute>
+void pipelined(const Expr<u32>& start, const Expr<u32>& end, const Expr<u32>& step,
+               std::uint32_t stages, Load&& load, Compute&& compute,
+               SourceLocation where = SourceLocation::current()) {
+  detail::Tracer::current().at(where);
+  detail::record_pipeline(start.id(), end.id(), step.id(), stages);
+  const auto block = [&](std::size_t index, auto&& body, const char* construct) {
+    detail::ScopeGuard guard;
+    guard.open(index, construct);
+    auto p = Expr<u32>::wrap(detail::record_pipeline_index(false));
+    auto slot = Expr<u32>::wrap(detail::record_pipeline_index(true));
+    body(p, slot);
+    guard.finish();
+  };
+  block(0, load, "pipeline's load block");
+  detail::Tracer::current().at(where);
+  block(1, compute, "pipeline's compute block");
+}
+
+}  // namespace iron::dsl

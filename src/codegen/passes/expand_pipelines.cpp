@@ -1,0 +1,173 @@
+/// expand_pipelines: a pipeline of S stages over steps p = start, start + step, … < end becomes
+///
+///   for s in 0 … S-2:  if (start + s·step < end) load(start + s·step, slot s);  commit
+///   for p:             wait until S-2 groups remain; barrier
+///                      if (p + (S-1)·step < end) load(p + (S-1)·step, slot (i + S-1) % S); commit
+///                      compute(p, slot i % S)            (i = (p - start) / step)
+///   barrier
+///
+/// The barrier after the wait serves twice: every thread's copies of step i have landed, and
+/// every simdgroup is done with slot (i - 1) % S, which the load just after it overwrites. With
+/// one stage the loop loads, waits and computes in turn, a barrier before the load and after the
+/// wait.
+#include "iron/codegen/passes/expand_pipelines.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "iron/core/builder.hpp"
+#include "iron/core/error.hpp"
+
+namespace iron::codegen {
+namespace {
+
+using ir::Builder;
+using ir::OpKind;
+using ir::ValueId;
+
+constexpr std::uint64_t kAlignment = 16;  // layout_shared_memory's
+
+std::uint64_t aligned_bytes(const ir::SharedAlloc& a) {
+  return (std::uint64_t{a.size} * dtype_size(a.dtype) + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+void find_pipelines(const ir::Block& block, std::vector<const ir::Op*>& out) {
+  for (const ir::Op& op : block.ops) {
+    if (op.kind == OpKind::Pipeline) out.push_back(&op);
+    for (const ir::Block& b : op.blocks) find_pipelines(b, out);
+  }
+}
+
+class Expander {
+ public:
+  Expander(ir::Kernel& kernel, std::uint32_t stages) : kernel_(kernel), stages_(stages) {}
+
+  void block(ir::Block& b) {
+    std::vector<ir::Op> out;
+    out.reserve(b.ops.size());
+    for (ir::Op& op : b.ops) {
+      if (op.kind == OpKind::Pipeline) {
+        expand(op, out);
+        continue;
+      }
+      for (ir::Block& inner : op.blocks) block(inner);
+      out.push_back(std::move(op));
+    }
+    b.ops = std::move(out);
+  }
+
+ private:
+  /// A copy of pipeline block `which` of `pipe` with its step and slot read as `step`, `slot`.
+  std::vector<ir::Op> stage_block(const ir::Op& pipe, std::size_t which, ValueId step,
+                                  ValueId slot) {
+    std::vector<ir::Op> ops;
+    Builder b(kernel_, ops);
+    std::unordered_map<ValueId, ValueId> renamed;
+    for (const ir::Op& op : pipe.blocks[which].ops) {
+      if (op.kind == OpKind::PipelineIndex) {
+        renamed[op.result] = op.axis == 1 ? slot : step;
+      } else {
+        b.copy(op, renamed);
+      }
+    }
+    return ops;
+  }
+
+  /// `if (step < end) load(step, slot)`.
+  void guarded_load(Builder& b, std::vector<ir::Op>& out, const ir::Op& pipe, ValueId step,
+                    ValueId slot) {
+    const ValueId inside = b.make(OpKind::Lt, DType::Bool, {step, pipe.args[1]}).result;
+    std::vector<ir::Op> load = stage_block(pipe, 0, step, slot);
+    b.branch(inside);
+    out.back().blocks[0].ops = std::move(load);
+  }
+
+  void commit(Builder& b) { b.make(OpKind::AsyncCommit, DType::U32); }
+  void wait(Builder& b, std::uint32_t pending) {
+    b.make(OpKind::AsyncWait, DType::U32).ivalue = pending;
+  }
+
+  void expand(const ir::Op& pipe, std::vector<ir::Op>& out) {
+    const DType u32 = DType::U32;
+    const ValueId start = pipe.args[0];
+    const ValueId step = pipe.args[2];
+    const std::uint32_t s_count = stages_;
+    Builder b(kernel_, out);
+    b.at(pipe.loc);
+    // The prologue: stages 0 … S-2 start loading.
+    for (std::uint32_t s = 0; s + 1 < s_count; ++s) {
+      ValueId first = start;
+      if (s > 0) {
+        const ValueId offset = b.make(OpKind::Mul, u32, {b.constant(u32, s), step}).result;
+        first = b.make(OpKind::Add, u32, {start, offset}).result;
+      }
+      const ValueId slot = b.constant(u32, s);
+      guarded_load(b, out, pipe, first, slot);
+      commit(b);
+    }
+    // The steady loop, built apart and moved into its For.
+    std::vector<ir::Op> body;
+    const ValueId p = b.loop(start, pipe.args[1], step, u32).result;
+    {
+      Builder l(kernel_, body);
+      l.at(pipe.loc);
+      const ValueId since = l.make(OpKind::Sub, u32, {p, start}).result;
+      const ValueId i = l.make(OpKind::Div, u32, {since, step}).result;
+      const ValueId ring = l.constant(u32, s_count);
+      const ValueId slot = l.make(OpKind::Rem, u32, {i, ring}).result;
+      if (s_count >= 2) {
+        wait(l, s_count - 2);
+        l.make(OpKind::Barrier, u32);
+        const ValueId ahead = l.make(OpKind::Mul, u32, {l.constant(u32, s_count - 1), step}).result;
+        const ValueId next = l.make(OpKind::Add, u32, {p, ahead}).result;
+        const ValueId later = l.make(OpKind::Add, u32, {i, l.constant(u32, s_count - 1)}).result;
+        const ValueId next_slot = l.make(OpKind::Rem, u32, {later, ring}).result;
+        guarded_load(l, body, pipe, next, next_slot);
+        commit(l);
+      } else {
+        l.make(OpKind::Barrier, u32);
+        for (ir::Op& op : stage_block(pipe, 0, p, slot)) l.insert(std::move(op));
+        commit(l);
+        wait(l, 0);
+        l.make(OpKind::Barrier, u32);
+      }
+      for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
+    }
+    out.back().blocks[0].ops = std::move(body);
+    b.make(OpKind::Barrier, u32);  // the rings may be written again after the loop
+  }
+
+  ir::Kernel& kernel_;
+  std::uint32_t stages_;
+};
+
+}  // namespace
+
+std::uint32_t pipeline_stages(const ir::Kernel& kernel, const TargetProfile& target) {
+  std::vector<const ir::Op*> pipelines;
+  find_pipelines(kernel.body, pipelines);
+  if (pipelines.empty()) return 0;
+  std::int64_t asked = ir::kMaxStages;
+  for (const ir::Op* p : pipelines) asked = std::min(asked, p->ivalue);
+  if (!target.async_copies) return 1;
+  std::uint64_t fixed = 0;
+  std::uint64_t per_stage = 0;
+  for (const ir::SharedAlloc& a : kernel.shared) (a.ring ? per_stage : fixed) += aligned_bytes(a);
+  auto stages = static_cast<std::uint32_t>(std::max<std::int64_t>(asked, 1));
+  while (stages > 1 && fixed + per_stage * stages > target.max_shared_bytes) --stages;
+  return stages;
+}
+
+void expand_pipelines(ir::Kernel& kernel, const TargetProfile& target) {
+  const std::uint32_t stages = pipeline_stages(kernel, target);
+  if (stages == 0) return;
+  Expander(kernel, stages).block(kernel.body);
+  for (ir::SharedAlloc& a : kernel.shared) {
+    if (!a.ring) continue;
+    a.size *= stages;
+    a.ring = false;
+  }
+}
+
+}  // namespace iron::codegen

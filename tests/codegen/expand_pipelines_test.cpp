@@ -1,0 +1,207 @@
+/// expand_pipelines: the prologue, the steady loop and the ring's size for the stages the target
+/// holds; one stage where copies are synchronous; what the verifier refuses around pipelines.
+#include "iron/codegen/passes/expand_pipelines.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "iron/core/parser.hpp"
+#include "iron/core/verifier.hpp"
+#include "pass_test_harness.hpp"
+#include "test_target_profiles.hpp"
+
+namespace iron::pass_test {
+namespace {
+
+using codegen::expand_pipelines;
+using codegen::pipeline_stages;
+
+// Each step copies 32 elements of x into its slot of the ring; the compute block adds the slot
+// into out.
+constexpr std::string_view kPipeline = R"(kernel piped dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  param constexpr n: u32
+  shared r: f32[32] ring
+  rule exactly 32
+  values 16
+{
+  %0 = builtin thread_id.x : u32
+  %1 = const 0 : u32
+  %2 = constexpr n : u32
+  %3 = const 32 : u32
+  pipeline %1 to %2 step %3 stages 3 : u32 {
+    %4 = pipeline.index step : u32
+    %5 = pipeline.index slot : u32
+    %6 = add %4, %0 : u32
+    %7 = load x[%6] : f32
+    %8 = mul %5, %3 : u32
+    %9 = add %8, %0 : u32
+    shared.store @r[%9], %7 : f32
+  } then {
+    %10 = pipeline.index step : u32
+    %11 = pipeline.index slot : u32
+    %12 = mul %11, %3 : u32
+    %13 = add %12, %0 : u32
+    %14 = shared.load @r[%13] : f32
+    %15 = add %10, %0 : u32
+    store out[%15], %14 : f32
+  }
+}
+)";
+
+codegen::TargetProfile with_shared(std::uint64_t bytes) {
+  codegen::TargetProfile t = native_target();
+  t.max_shared_bytes = bytes;
+  return t;
+}
+
+TEST(PassExpandPipelines, PrologueSteadyLoopAndARingPerStage) {
+  EXPECT_EQ(run_pass(expand_pipelines, kPipeline, native_target()),
+            R"(kernel piped dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  param constexpr n: u32
+  shared r: f32[96]
+  rule exactly 32
+  values 51
+{
+  %0 = builtin thread_id.x : u32
+  %1 = const 0 : u32
+  %2 = constexpr n : u32
+  %3 = const 32 : u32
+  %16 = const 0 : u32
+  %17 = lt %1, %2 : bool
+  if %17 {
+    %18 = add %1, %0 : u32
+    %19 = load x[%18] : f32
+    %20 = mul %16, %3 : u32
+    %21 = add %20, %0 : u32
+    shared.store @r[%21], %19 : f32
+  }
+  async.commit
+  %22 = const 1 : u32
+  %23 = mul %22, %3 : u32
+  %24 = add %1, %23 : u32
+  %25 = const 1 : u32
+  %26 = lt %24, %2 : bool
+  if %26 {
+    %27 = add %24, %0 : u32
+    %28 = load x[%27] : f32
+    %29 = mul %25, %3 : u32
+    %30 = add %29, %0 : u32
+    shared.store @r[%30], %28 : f32
+  }
+  async.commit
+  for %31 = %1 to %2 step %3 : u32 {
+    %32 = sub %31, %1 : u32
+    %33 = div %32, %3 : u32
+    %34 = const 3 : u32
+    %35 = rem %33, %34 : u32
+    async.wait 1
+    barrier
+    %36 = const 2 : u32
+    %37 = mul %36, %3 : u32
+    %38 = add %31, %37 : u32
+    %39 = const 2 : u32
+    %40 = add %33, %39 : u32
+    %41 = rem %40, %34 : u32
+    %42 = lt %38, %2 : bool
+    if %42 {
+      %43 = add %38, %0 : u32
+      %44 = load x[%43] : f32
+      %45 = mul %41, %3 : u32
+      %46 = add %45, %0 : u32
+      shared.store @r[%46], %44 : f32
+    }
+    async.commit
+    %47 = mul %35, %3 : u32
+    %48 = add %47, %0 : u32
+    %49 = shared.load @r[%48] : f32
+    %50 = add %31, %0 : u32
+    store out[%50], %49 : f32
+  }
+  barrier
+}
+)");
+}
+
+TEST(PassExpandPipelines, StagesShrinkUntilTheRingsFit) {
+  const ir::Kernel kernel = ir::parse_kernel(kPipeline);
+  EXPECT_EQ(pipeline_stages(kernel, native_target()), 3u) << "as asked";
+  EXPECT_EQ(pipeline_stages(kernel, with_shared(2 * 128)), 2u) << "128 bytes a stage";
+  EXPECT_EQ(pipeline_stages(kernel, with_shared(64)), 1u) << "never fewer than one";
+  ir::Kernel two = kernel;
+  expand_pipelines(two, with_shared(2 * 128));
+  EXPECT_EQ(two.shared[0].size, 64u);
+  EXPECT_FALSE(two.shared[0].ring);
+  EXPECT_EQ(problems_of(two), "");
+}
+
+TEST(PassExpandPipelines, OneStageWhereCopiesAreSynchronous) {
+  codegen::TargetProfile metal = metal31_target();
+  metal.async_copies = false;
+  ir::Kernel kernel = ir::parse_kernel(kPipeline);
+  EXPECT_EQ(pipeline_stages(kernel, metal), 1u);
+  expand_pipelines(kernel, metal);
+  const std::string text = text_of(kernel);
+  EXPECT_NE(text.find("shared r: f32[32]\n"), std::string::npos) << text;
+  // Each step: a barrier (done with the slot), the load, its wait, a barrier, the compute.
+  const std::size_t loop = text.find("for ");
+  ASSERT_NE(loop, std::string::npos) << text;
+  const std::string body = text.substr(loop);
+  std::size_t at = 0;
+  for (const char* step : {"barrier", "load x[", "async.commit", "async.wait 0", "barrier",
+                           "shared.load @r[", "store out["}) {
+    at = body.find(step, at);
+    ASSERT_NE(at, std::string::npos) << step << " missing in order:\n" << body;
+  }
+  EXPECT_EQ(text.find("if "), std::string::npos) << "no prologue with one stage:\n" << text;
+}
+
+TEST(PassExpandPipelines, KernelsWithoutPipelinesStayAsTheyAre) {
+  const std::string text = kernel_with(
+      "  %0 = builtin thread_id.x : u32\n"
+      "  %1 = load x[%0] : f32\n"
+      "  store out[%0], %1 : f32\n",
+      2);
+  EXPECT_EQ(run_pass(expand_pipelines, text, native_target()), canonical(text));
+}
+
+TEST(PassExpandPipelines, TheVerifierKeepsPipelinesWellFormed) {
+  const auto problems = [](const std::string& text, ir::Stage stage = ir::Stage::Traced) {
+    std::string all;
+    for (const std::string& p : ir::verify(ir::parse_kernel(text), stage)) all += p + "\n";
+    return all;
+  };
+  const std::string good(kPipeline);
+  EXPECT_EQ(problems(good), "");
+  EXPECT_NE(problems(good, ir::Stage::Lowered).find("pipeline reached lowering"),
+            std::string::npos);
+  EXPECT_NE(problems(good, ir::Stage::Lowered).find("ring r reached lowering"), std::string::npos);
+
+  std::string commit_inside = good;
+  commit_inside.replace(commit_inside.find("    shared.store"), 0, "    async.commit\n");
+  EXPECT_NE(problems(commit_inside).find("async.commit inside a pipeline"), std::string::npos);
+
+  std::string stages = good;
+  stages.replace(stages.find("stages 3"), 8, "stages 9");
+  EXPECT_NE(problems(stages).find("a pipeline has 1 to 8 stages, not 9"), std::string::npos);
+
+  std::string no_pipeline = kernel_with(
+      "  %0 = builtin thread_id.x : u32\n"
+      "  %1 = load x[%0] : f32\n"
+      "  store out[%0], %1 : f32\n",
+      2);
+  no_pipeline.replace(no_pipeline.find("  shared s: f32[64]"), 19, "  shared s: f32[64] ring");
+  EXPECT_NE(problems(no_pipeline).find("ring s without a pipeline"), std::string::npos);
+}
+
+TEST(PassExpandPipelines, TextFormRoundTrips) {
+  EXPECT_EQ(canonical(canonical(kPipeline)), canonical(kPipeline));
+  EXPECT_NE(canonical(kPipeline).find("} then {"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace iron::pass_test
