@@ -524,4 +524,7 @@ CASES = {
     "gemm_batched": (_gemm_batched_inputs, _gemm_batched_peers),
     "gemv_affine": (_gemv_affine_inputs, _gemv_affine_peers),
     "gemv_mxfp4": (_gemv_mxfp4_inputs, _gemv_mxfp4_peers),
+    # The quantized GEMM takes gemv's inputs at any m: the same dequantize-then-matmul composites.
+    "gemm_affine": (_gemv_affine_inputs, _gemv_affine_peers),
+    "gemm_mxfp4": (_gemv_mxfp4_inputs, _gemv_mxfp4_peers),
 }
