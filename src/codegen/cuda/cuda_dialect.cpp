@@ -172,7 +172,9 @@ std::string CudaDialect::atomic(OpKind k, const Access& a, const std::string& v,
 std::string CudaDialect::barrier() const { return "__syncthreads();"; }
 
 std::string CudaDialect::shared_declaration(const ir::SharedAlloc& s, bool) const {
-  return fmt::format("__shared__ __align__(16) {} {}[{}];", type(s.dtype), s.name, s.size);
+  // wmma loads and stores straight from shared memory at 32-byte aligned addresses only.
+  const int align = mma_ == MmaStrategy::Wmma ? 32 : 16;
+  return fmt::format("__shared__ __align__({}) {} {}[{}];", align, type(s.dtype), s.name, s.size);
 }
 
 std::string CudaDialect::vector_type(DType t, int lanes, Needs& needs) const {

@@ -36,7 +36,7 @@ std::optional<TargetProfile> cuda_profile(std::string_view name) {
   return TargetProfile::cuda(*sm, mma);
 }
 
-constexpr std::string_view kStrategyNames[] = {"mmasync", "software"};
+constexpr std::string_view kStrategyNames[] = {"mmasync", "software", "wmma"};
 
 }  // namespace
 
@@ -55,7 +55,7 @@ std::optional<MmaStrategy> mma_strategy_from_environment() {
   const char* value = std::getenv("IRON_CUDA_MMA");
   if (value == nullptr || *value == '\0') return std::nullopt;
   if (auto s = parse_mma_strategy(value)) return s;
-  throw Error(fmt::format("IRON_CUDA_MMA={}: expected mmasync or software", value));
+  throw Error(fmt::format("IRON_CUDA_MMA={}: expected mmasync, software or wmma", value));
 }
 
 TargetProfile TargetProfile::cuda(int sm, MmaStrategy mma) {
