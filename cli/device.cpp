@@ -43,6 +43,11 @@ void print_cuda_devices() {
     fmt::print("  SM clock            {} MHz\n", d.sm_clock_khz / 1000);
     fmt::print("  memory clock        {} MHz\n", d.memory_clock_khz / 1000);
     fmt::print("  memory bus          {} bits\n", d.bus_width_bits);
+    try {
+      fmt::print("  kernels compiled as {}\n", codegen::TargetProfile::cuda_device(d.sm()).name);
+    } catch (const Error& e) {
+      fmt::print("  kernels compiled as unknown: {}\n", e.what());
+    }
   }
   if (!report.reason.empty() && !report.devices.empty()) {
     fmt::print("  (not every device could be described: {})\n", report.reason);

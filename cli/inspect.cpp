@@ -169,9 +169,10 @@ Command add_inspect_command(CLI::App& app) {
                       }));
   cmd->add_option("--mma", o->mma,
                   "How CUDA lowers tensor-core fragments (docs/tensor-cores.md): mmasync "
-                  "(mma.sync and ldmatrix, the default) or software (warp shuffles and fma); the "
-                  "same as a profile ending in +mma=software")
-      ->check(CLI::IsMember({"mmasync", "software"}));
+                  "(mma.sync and ldmatrix, the default), software (warp shuffles and fma) or wmma "
+                  "(nvcuda::wmma tiles); the same as a profile ending in +mma=software or "
+                  "+mma=wmma")
+      ->check(CLI::IsMember({"mmasync", "software", "wmma"}));
   auto* stats =
       cmd->add_flag("--stats", o->stats,
                     "Also print each pass's op count before and after, the delta and its time");

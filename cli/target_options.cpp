@@ -52,9 +52,9 @@ codegen::TargetProfile any_profile(const std::string& name) {
   for (const codegen::Target& t : codegen::targets()) {
     listed.insert(listed.end(), t.listed_profiles.begin(), t.listed_profiles.end());
   }
-  throw UsageError(
-      fmt::format("unknown target profile '{}': use {} (a CUDA profile may end in +mma=software)",
-                  name, or_list(listed)));
+  throw UsageError(fmt::format(
+      "unknown target profile '{}': use {} (a CUDA profile may end in +mma=software or +mma=wmma)",
+      name, or_list(listed)));
 }
 
 std::string profiles_help(std::string (*default_for)(const codegen::Target& target)) {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: configure and build Iron (CMake, Ninja), run every kernel test
 # on the CUDA backend twice (a cold module cache, then a warm one), then the default run (the
-# simulator's sanitizer, then the GPU) and every backend compared, and write a log with the
-# device, the date and the commit. Usage: scripts/gpu_test.sh [LOG_DIR]   (default: build/gpu-logs)
+# simulator's sanitizer, then the GPU) and every backend compared, then the fragment kernels
+# (probes and the gemm family) under each other CUDA strategy, compared with the simulator, and
+# write a log with the device, the date and the commit.
+# Usage: scripts/gpu_test.sh [LOG_DIR]   (default: build/gpu-logs)
 # The commit comes from git, or from $IRON_COMMIT where the tree has no .git.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -40,6 +42,13 @@ build/iron test || status=1
 echo
 echo "## every test on every backend, outputs compared across backends"
 build/iron test --backend all --seed 2 || status=1
+echo
+echo "## fragment kernels under the other CUDA strategies, compared with the simulator"
+for strategy in software wmma; do
+  echo "### IRON_CUDA_MMA=$strategy"
+  IRON_CUDA_MMA=$strategy build/iron test --backend all --seed 1 \
+    --filter 'iron_mma_probe|iron_fragment_|iron_gemm' || status=1
+done
 echo
 echo "## module cache"
 build/iron cache info

@@ -25,13 +25,14 @@ enum class TargetKind : std::uint8_t {
 };
 
 /// How CUDA lowers tensor-core fragment ops (docs/tensor-cores.md): `mma.sync.m16n8k16` with
-/// `ldmatrix` for f16/bf16 (f32 fragments always go the software way), or software: the same
-/// lane map, products summed by warp shuffles and fma, for any element type and device.
-enum class MmaStrategy : std::uint8_t { MmaSync, Software };
+/// `ldmatrix` for f16/bf16 (f32 fragments always go the software way); software: the same
+/// lane map, products summed by warp shuffles and fma, for any element type and device; or
+/// wmma: nvcuda::wmma 16×16×16 tiles, whose layout it reads at run time instead of assuming it.
+enum class MmaStrategy : std::uint8_t { MmaSync, Software, Wmma };
 std::string_view mma_strategy_name(MmaStrategy s);
 std::optional<MmaStrategy> parse_mma_strategy(std::string_view name);
-/// The strategy the environment asks for: IRON_CUDA_MMA=mmasync|software, nullopt when it is
-/// unset; an iron::Error names a value it does not know.
+/// The strategy the environment asks for: IRON_CUDA_MMA=mmasync|software|wmma, nullopt when it
+/// is unset; an iron::Error names a value it does not know.
 std::optional<MmaStrategy> mma_strategy_from_environment();
 
 /// CUDA's limit on a block's static __shared__ memory. A kernel that needs more declares its
@@ -59,7 +60,8 @@ struct TargetProfile {
   bool async_copies = true;
 
   /// CUDA C++ for compute capability `sm` × 10 (defined in src/codegen/cuda/), its fragments
-  /// lowered with `mma`: named "sm_90", or "sm_90+mma=software" for the non-default strategy.
+  /// lowered with `mma`: named "sm_90", or "sm_90+mma=software" (or "+mma=wmma") for another
+  /// strategy.
   static TargetProfile cuda(int sm, MmaStrategy mma = MmaStrategy::MmaSync);
   /// The profile kernels are compiled with for a CUDA device of compute capability `sm` × 10:
   /// the default strategy, or the one IRON_CUDA_MMA names.

@@ -175,14 +175,20 @@ std::string CudaDialect::barrier() const { return "__syncthreads();"; }
 std::vector<std::string> CudaDialect::shared_declaration(const ir::Kernel& kernel,
                                                          std::size_t index, bool) const {
   const ir::SharedAlloc& s = kernel.shared[index];
+  // wmma loads and stores straight from shared memory at 32-byte aligned addresses only.
+  const int align = mma_ == MmaStrategy::Wmma ? 32 : 16;
   if (!uses_dynamic_shared(kernel.shared_bytes)) {
-    return {fmt::format("__shared__ __align__(16) {} {}[{}];", type(s.dtype), s.name, s.size)};
+    return {fmt::format("__shared__ __align__({}) {} {}[{}];", align, type(s.dtype), s.name,
+                        s.size)};
   }
   // Past the static limit every allocation is a view of the launch's dynamic shared memory, at
-  // the offset layout_shared_memory gave it.
+  // the offset layout_shared_memory gave it (16-byte aligned; wmma checks its alignment at run
+  // time and falls back to element copies).
   std::vector<std::string> lines;
-  if (index == 0)
-    lines.emplace_back("extern __shared__ __align__(16) unsigned char iron_shared[];");
+  if (index == 0) {
+    lines.push_back(
+        fmt::format("extern __shared__ __align__({}) unsigned char iron_shared[];", align));
+  }
   lines.push_back(fmt::format("{}* const {} = reinterpret_cast<{}*>(iron_shared + {});",
                               type(s.dtype), s.name, type(s.dtype), s.offset));
   return lines;

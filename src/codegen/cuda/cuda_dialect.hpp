@@ -9,7 +9,10 @@ namespace iron::codegen::cuda {
 
 class CudaDialect final : public c_like::Dialect {
  public:
-  explicit CudaDialect(MmaStrategy mma = MmaStrategy::MmaSync) : mma_(mma) {}
+  /// `mma` is the strategy the kernel is lowered with: wmma only for a kernel wmma_fits, whose
+  /// B tiles are row_major when `wmma_row_major_b` (see cuda_wmma.hpp).
+  explicit CudaDialect(MmaStrategy mma = MmaStrategy::MmaSync, bool wmma_row_major_b = false)
+      : mma_(mma), wmma_row_major_b_(wmma_row_major_b) {}
 
   std::string half_type(DType t) const override;
   std::string float_function(ir::OpKind k) const override;
@@ -63,7 +66,11 @@ class CudaDialect final : public c_like::Dialect {
   static std::string vector_name(DType t, int lanes);
 
  private:
+  /// Whether the strategy is wmma and holds a fragment of `shape` as wmma tiles.
+  bool wmma_holds(const ir::FragmentShape& shape) const;
+
   MmaStrategy mma_;
+  bool wmma_row_major_b_;
 };
 
 }  // namespace iron::codegen::cuda

@@ -1,11 +1,12 @@
-/// CUDA lowering of fragments (docs/tensor-cores.md): every strategy keeps the lane map of PTX
-/// `mma.m16n8k16` (iron/core/fragment.hpp), so loads, stores and element positions are one
-/// code; the strategies differ in the product only.
+/// CUDA lowering of fragments (docs/tensor-cores.md): mma.sync and software keep the lane map of
+/// PTX `mma.m16n8k16` (iron/core/fragment.hpp), so loads, stores and element positions are one
+/// code and they differ in the product only; wmma's held fragments go to cuda_wmma.cpp.
 #include "cuda_fragments.hpp"
 
 #include <fmt/format.h>
 
 #include "cuda_dialect.hpp"
+#include "cuda_wmma.hpp"
 #include "iron/core/error.hpp"
 
 namespace iron::codegen::cuda {
@@ -300,10 +301,17 @@ int role_number(ir::FragmentRole r) { return static_cast<int>(r); }
 
 }  // namespace
 
+bool CudaDialect::wmma_holds(const ir::FragmentShape& shape) const {
+  return mma_ == MmaStrategy::Wmma && cuda::wmma_holds(shape);
+}
+
 std::vector<std::string> CudaDialect::fragment_declaration(const std::string& name,
                                                            const ir::FragmentShape& shape, DType t,
                                                            const std::string& init,
                                                            c_like::Needs& needs) const {
+  if (wmma_holds(shape)) {
+    return wmma_declaration(name, shape, type(t), init, wmma_row_major_b_, needs);
+  }
   needs.helpers.insert("iron_frag_fill");
   return {fmt::format("iron_frag<{}, {}, {}, {}> {};", type(t), role_number(shape.role), shape.rows,
                       shape.cols, name),
@@ -312,6 +320,7 @@ std::vector<std::string> CudaDialect::fragment_declaration(const std::string& na
 
 std::string CudaDialect::fragment_access(const c_like::FragmentAccess& f,
                                          c_like::Needs& needs) const {
+  if (wmma_holds(f.shape)) return wmma_access(f, needs);
   const bool col = f.layout == ir::MatrixLayout::ColMajor;
   std::string helper = f.store ? "iron_frag_store" : "iron_frag_load";
   if (!f.store && f.space == c_like::Space::Shared && mma_ == MmaStrategy::MmaSync) {
@@ -324,6 +333,7 @@ std::string CudaDialect::fragment_access(const c_like::FragmentAccess& f,
 
 std::string CudaDialect::fragment_product(const c_like::FragmentProduct& p,
                                           c_like::Needs& needs) const {
+  if (mma_ == MmaStrategy::Wmma) return wmma_product(p, needs);
   const bool tensor_cores = mma_ == MmaStrategy::MmaSync && p.input != DType::F32;
   const std::string helper = tensor_cores ? "iron_frag_mma_sync" : "iron_frag_mma_software";
   needs.helpers.insert(helper);
@@ -347,14 +357,16 @@ std::string CudaDialect::async_wait(int pending, c_like::Needs&) const {
   return fmt::format(R"(asm volatile("cp.async.wait_group {};" ::: "memory");)", pending);
 }
 
-std::string CudaDialect::fragment_element(const std::string& name, const ir::FragmentShape&, DType,
-                                          std::uint32_t slot) const {
+std::string CudaDialect::fragment_element(const std::string& name, const ir::FragmentShape& shape,
+                                          DType, std::uint32_t slot) const {
+  if (wmma_holds(shape)) return wmma_element(name, slot);
   return fmt::format("{}.x[{}]", name, slot);
 }
 
-std::string CudaDialect::fragment_coord(const std::string& name, const ir::FragmentShape&,
+std::string CudaDialect::fragment_coord(const std::string& name, const ir::FragmentShape& shape,
                                         std::uint32_t slot, bool column,
                                         c_like::Needs& needs) const {
+  if (wmma_holds(shape)) return wmma_coord(shape, slot, column, needs);
   needs.helpers.insert("iron_frag");
   return fmt::format("static_cast<unsigned int>({}.{}({}, iron_linear_thread() & 31u))", name,
                      column ? "col" : "row", slot);
@@ -362,6 +374,7 @@ std::string CudaDialect::fragment_coord(const std::string& name, const ir::Fragm
 
 std::string CudaDialect::fragment_row_value(const std::string& rows, const ir::FragmentShape& shape,
                                             std::uint32_t slot) const {
+  if (wmma_holds(shape)) return wmma_row_value(rows, shape, slot);
   // Slot e of tile (m, n) lies in row g + 8·(e >> 1) of row tile m, which the same lane holds in
   // slots 4m + 2·(e >> 1) and 4m + 2·(e >> 1) + 1 of the row vector.
   const std::uint32_t per_tile = ir::tile_elements_per_lane(ir::FragmentRole::Acc);
@@ -373,6 +386,7 @@ std::string CudaDialect::fragment_row_value(const std::string& rows, const ir::F
 std::string CudaDialect::fragment_row_reduce(const std::string& rows, const std::string& source,
                                              ir::RowReduction reduction,
                                              c_like::Needs& needs) const {
+  if (mma_ == MmaStrategy::Wmma) return wmma_row_reduce(rows, source, reduction, needs);
   needs.helpers.insert("iron_frag_row_reduce");
   return fmt::format("iron_frag_row_reduce<{}>({}, {});",
                      reduction == ir::RowReduction::Sum ? "true" : "false", rows, source);
@@ -380,6 +394,7 @@ std::string CudaDialect::fragment_row_reduce(const std::string& rows, const std:
 
 std::string CudaDialect::fragment_convert(const std::string& a, const std::string& source,
                                           c_like::Needs& needs) const {
+  if (mma_ == MmaStrategy::Wmma) return wmma_convert(a, source, needs);
   needs.helpers.insert("iron_frag_convert");
   return fmt::format("iron_frag_convert({}, {});", a, source);
 }

@@ -36,7 +36,7 @@ std::optional<TargetProfile> cuda_profile(std::string_view name) {
   return TargetProfile::cuda(*sm, mma);
 }
 
-constexpr std::string_view kStrategyNames[] = {"mmasync", "software"};
+constexpr std::string_view kStrategyNames[] = {"mmasync", "software", "wmma"};
 
 /// The most shared memory a block may opt in to on compute capability `sm` × 10
 /// (the CUDA programming guide's table of technical specifications).
@@ -66,7 +66,7 @@ std::optional<MmaStrategy> mma_strategy_from_environment() {
   const char* value = std::getenv("IRON_CUDA_MMA");
   if (value == nullptr || *value == '\0') return std::nullopt;
   if (auto s = parse_mma_strategy(value)) return s;
-  throw Error(fmt::format("IRON_CUDA_MMA={}: expected mmasync or software", value));
+  throw Error(fmt::format("IRON_CUDA_MMA={}: expected mmasync, software or wmma", value));
 }
 
 TargetProfile TargetProfile::cuda(int sm, MmaStrategy mma) {

@@ -5,31 +5,44 @@
 #include "../c_like/kernel_abi.hpp"
 #include "cuda_dialect.hpp"
 #include "cuda_prelude.hpp"
+#include "cuda_wmma.hpp"
 #include "iron/codegen/emit.hpp"
 #include "iron/core/error.hpp"
 
 namespace iron::codegen {
 namespace {
 
-std::string includes(const ir::Kernel& kernel) {
+std::string includes(const ir::Kernel& kernel, bool wmma) {
   std::string text;
   if (c_like::kernel_uses(kernel, DType::F16)) text += "#include <cuda_fp16.h>\n";
   if (c_like::kernel_uses(kernel, DType::BF16)) text += "#include <cuda_bf16.h>\n";
+  if (wmma) text += "#include <mma.h>\n";
   return text;
+}
+
+/// The strategy `kernel`'s fragments are lowered with: the profile's, except that a kernel wmma
+/// cannot lower goes the software way.
+MmaStrategy kernel_strategy(const ir::Kernel& kernel, MmaStrategy profile) {
+  if (profile != MmaStrategy::Wmma || cuda::wmma_fits(kernel)) return profile;
+  return MmaStrategy::Software;
 }
 
 }  // namespace
 
 std::string emit_cuda(const ir::Kernel& lowered, const TargetProfile& target) {
   IRON_INTERNAL_ASSERT(target.kind == TargetKind::Cuda, "emit_cuda needs a CUDA target profile");
-  const cuda::CudaDialect dialect(target.mma);
+  const MmaStrategy mma = kernel_strategy(lowered, target.mma);
+  const cuda::CudaDialect dialect(mma, mma == MmaStrategy::Wmma && cuda::wmma_row_major_b(lowered));
   c_like::check_names(lowered, "CUDA C++", c_like::reserved_names(dialect));
   c_like::Needs needs;
-  const std::string body = c_like::write_body(lowered, dialect, needs);
+  if (mma == MmaStrategy::Wmma) cuda::wmma_kernel_needs(lowered, needs);
+  std::string body = c_like::write_body(lowered, dialect, needs);
+  body = cuda::wmma_prologue(lowered, needs) + body;
 
   std::string text = c_like::header_comment(lowered, target.name + " (CUDA C++ for NVRTC)",
                                             c_like::abi_comment(lowered, dialect));
-  for (const std::string& part : {includes(lowered), cuda::cuda_prelude(needs, dialect)}) {
+  for (const std::string& part :
+       {includes(lowered, cuda::uses_wmma(needs)), cuda::cuda_prelude(needs, dialect)}) {
     if (!part.empty()) text += "\n" + part;
   }
   text += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}(",
