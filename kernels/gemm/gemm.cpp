@@ -225,6 +225,11 @@ IRON_TEST(iron_gemm_kn, primes_37x23x19, F32, F16, BF16) {
 IRON_TEST(iron_gemm_nk, primes_37x23x19, F32, F16, BF16) {
   return gemm_setup(false, 37, 23, 19, dt, rng);
 }
+// Ten tile rows and three tile columns: a whole band of 8 tile rows and a short band of 2 in the
+// launch order, which must still cover every tile once.
+IRON_TEST(iron_gemm_nk, bands_1153x300x16, BF16) {
+  return gemm_setup(false, 1153, 300, 16, dt, rng);
+}
 // One row, one column, one step of k of one.
 IRON_TEST(iron_gemm_kn, ones_1x1x1, F32, F16, BF16) { return gemm_setup(true, 1, 1, 1, dt, rng); }
 IRON_TEST(iron_gemm_nk, vector_1x200x8, F32, F16, BF16) {

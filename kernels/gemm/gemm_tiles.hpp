@@ -18,6 +18,7 @@ inline constexpr std::uint32_t kThreads = (kBM / kWM) * (kBN / kWN) * 32;
 /// The stages the pipeline asks for: on sm_90, 80 KB of shared memory for 16-bit tiles (two
 /// groups a multiprocessor); fewer where the target holds less, one on Metal.
 inline constexpr std::uint32_t kStages = 4;
+inline constexpr std::uint32_t kBandRows = 8;  ///< tile rows per band of the launch order
 static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads, "one simdgroup per part of the tile");
 
 /// Columns of `a` per step, and the padding of each shared row: 16-bit tiles keep rows of whole
@@ -154,8 +155,15 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
   constexpr std::uint32_t kStageB = kb_rows ? kBK * kPitchB : kBN * kPitchB;
   auto tile_a = ring<T>(kStageA);
   auto tile_b = ring<T>(kStageB);
-  auto row0 = program_id<1>() * kBM;
-  auto col0 = program_id<0>() * kBN;
+  // Tiles run in bands of kBandRows tile rows, column by column within a band, so the groups
+  // in flight share rows of a and columns of b in L2 (the grid itself stays n-tiles × m-tiles).
+  auto tiles_n = grid_groups<0>();
+  auto order = program_id<1>() * tiles_n + program_id<0>();
+  auto band = kBandRows * tiles_n;
+  auto first_row = order / band * kBandRows;
+  auto band_rows = min(grid_groups<1>() - first_row, Expr<u32>(kBandRows));
+  auto row0 = (first_row + order % band % band_rows) * kBM;
+  auto col0 = order % band / band_rows * kBN;
   auto warp = simdgroup_id();
   auto warp_row = warp / (kBN / kWN) * kWM;
   auto warp_col = warp % (kBN / kWN) * kWN;

@@ -178,8 +178,8 @@ std::vector<std::string> CudaDialect::shared_declaration(const ir::Kernel& kerne
   // wmma loads and stores straight from shared memory at 32-byte aligned addresses only.
   const int align = mma_ == MmaStrategy::Wmma ? 32 : 16;
   if (!uses_dynamic_shared(kernel.shared_bytes)) {
-    return {fmt::format("__shared__ __align__({}) {} {}[{}];", align, type(s.dtype), s.name,
-                        s.size)};
+    return {
+        fmt::format("__shared__ __align__({}) {} {}[{}];", align, type(s.dtype), s.name, s.size)};
   }
   // Past the static limit every allocation is a view of the launch's dynamic shared memory, at
   // the offset layout_shared_memory gave it (16-byte aligned; wmma checks its alignment at run
