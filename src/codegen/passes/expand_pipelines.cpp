@@ -83,8 +83,8 @@ class Expander {
     out.back().blocks[0].ops = std::move(load);
   }
 
-  void commit(Builder& b) { b.make(OpKind::AsyncCommit, DType::U32); }
-  void wait(Builder& b, std::uint32_t pending) {
+  static void commit(Builder& b) { b.make(OpKind::AsyncCommit, DType::U32); }
+  static void wait(Builder& b, std::uint32_t pending) {
     b.make(OpKind::AsyncWait, DType::U32).ivalue = pending;
   }
 
